@@ -1,0 +1,224 @@
+#pragma once
+/// \file jet_kernels.hpp
+/// The elementary kernels every probe sweep is built from (SPEC.md sections 3, 4, 7, 8). Not API.
+///
+/// An edge variable of dimension n for a chunk of `rows` probes is a jet array (rows, L, n): L stored Taylor
+/// coefficients (K1 for general jets, Kl <= 2 for linear ones) before the vector axis. A core contracted with a
+/// jet gives a jet of matrices (rows, L, P, Q). All arrays here are contiguous LayoutRight workspace or cores,
+/// reshaped freely through unmanaged Views.
+///
+/// Determinism: every kernel computes each output entry by a sequential sum in a fixed order, parallel only over
+/// output entries. A probe's results therefore never depend on the chunk it was computed in, which is what makes
+/// the chunked J^T bitwise equal to the dense one (SPEC.md section 9).
+
+#include "core/impl/kokkos_compat.hpp"
+
+namespace t3k {
+namespace impl {
+
+template <class Scalar, class MemorySpace>
+using Jet3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class Scalar, class MemorySpace>
+using Jet4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class Scalar, class MemorySpace>
+using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// A core or any contiguous array seen as a (rows x cols) matrix.
+template <class Scalar, class MemorySpace>
+Matrix<Scalar const, MemorySpace> as_matrix(Scalar const* data, std::size_t rows, std::size_t cols) {
+  return Matrix<Scalar const, MemorySpace>(data, rows, cols);
+}
+
+template <class ExecutionSpace>
+using Policy3 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>, Kokkos::IndexType<int>>;
+template <class ExecutionSpace>
+using Policy2 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>, Kokkos::IndexType<int>>;
+
+/// How a matrix acts on the vector axis of a jet.
+enum class MatrixSide {
+  rows_out,  ///< out[s,k,x] = sum_y M[x,y] in[s,k,y]   (M is X x Y; "G . nu" with G as (a u) x b)
+  cols_out   ///< out[s,k,x] = sum_y M[y,x] in[s,k,y]   (M is Y x X; "mu . G" with G as a x (u b))
+};
+
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (K1 small GEMMs, SPEC.md 3).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
+                  Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
+                  bool accumulate) {
+  int const rows = int(out.extent(0));
+  int const n_coeffs = int(out.extent(1));
+  int const n_out = int(out.extent(2));
+  int const n_in = int(in.extent(2));
+  if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
+  bool const transpose = side == MatrixSide::cols_out;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, n_coeffs, n_out}),
+      KOKKOS_LAMBDA(int s, int k, int x) {
+        Scalar acc = 0;
+        if (transpose) {
+          for (int y = 0; y < n_in; ++y) acc += m(y, x) * in(s, k, y);
+        } else {
+          for (int y = 0; y < n_in; ++y) acc += m(x, y) * in(s, k, y);
+        }
+        out(s, k, x) = accumulate ? out(s, k, x) + acc : acc;
+      });
+}
+
+/// Which pairs of coefficients a jet contraction combines (SPEC.md section 3).
+enum class JetPairing {
+  product,          ///< out^(n) = sum_{a+b=n} Y^(a) v^(b)        (truncated Cauchy product)
+  correlate_y_fixed,  ///< out^(n) = sum_a Y^(a) v^(a+n)          (transpose of multiplying by the fixed jet Y)
+  correlate_v_fixed   ///< out^(n) = sum_b v^(b) Y^(b+n)          (transpose of multiplying by the fixed jet v)
+};
+
+/// Which axis of the jet of matrices Y (rows, L, P, Q) is summed against v.
+enum class ContractAxis {
+  first,  ///< out[x] = sum_p Y[p, x] (*) v[p]   (x runs over Q)
+  second  ///< out[x] = sum_q Y[x, q] (*) v[q]   (x runs over P)
+};
+
+/// out (rows, Lo, X) [+]= Y (rows, LY, P, Q) (*) v (rows, Lv, Y-axis), with the pairing and axis given.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
+                   Jet4<Scalar const, MemorySpace> ymat, ContractAxis axis, Jet3<Scalar const, MemorySpace> v,
+                   JetPairing pairing, bool accumulate) {
+  int const rows = int(out.extent(0));
+  int const lo = int(out.extent(1));
+  int const n_out = int(out.extent(2));
+  int const ly = int(ymat.extent(1));
+  int const lv = int(v.extent(1));
+  int const n_sum = int(v.extent(2));
+  if (rows == 0 || lo == 0 || n_out == 0) return;
+  bool const first = axis == ContractAxis::first;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}), KOKKOS_LAMBDA(int s, int n, int x) {
+        Scalar acc = 0;
+        // Coefficient pairs (a of Y, b of v) for this output order n.
+        int a_begin = 0, a_end = 0, shift = 0, sign = 0;
+        if (pairing == JetPairing::product) {  // b = n - a
+          a_begin = n - lv + 1 > 0 ? n - lv + 1 : 0;
+          a_end = n + 1 < ly ? n + 1 : ly;
+          shift = n;
+          sign = -1;
+        } else if (pairing == JetPairing::correlate_y_fixed) {  // b = a + n
+          a_begin = 0;
+          a_end = lv - n < ly ? lv - n : ly;
+          shift = n;
+          sign = 1;
+        } else {  // a = b + n, i.e. b = a - n
+          a_begin = n;
+          a_end = lv + n < ly ? lv + n : ly;
+          shift = -n;
+          sign = 1;
+        }
+        for (int a = a_begin; a < a_end; ++a) {
+          int const b = sign > 0 ? a + shift : shift - a;
+          if (first) {
+            for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, y, x) * v(s, b, y);
+          } else {
+            for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, x, y) * v(s, b, y);
+          }
+        }
+        out(s, n, x) = accumulate ? out(s, n, x) + acc : acc;
+      });
+}
+
+/// Jet outer product (Khatri-Rao jet): out[s,k,x,y] = sum_{l<=k} a^(l)[x] b^(k-l)[y], k < out's L.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, MemorySpace> out,
+                Jet3<Scalar const, MemorySpace> a, Jet3<Scalar const, MemorySpace> b) {
+  int const rows = int(out.extent(0));
+  int const lo = int(out.extent(1));
+  int const nx = int(out.extent(2));
+  int const ny = int(out.extent(3));
+  int const la = int(a.extent(1));
+  int const lb = int(b.extent(1));
+  if (rows == 0 || lo == 0 || nx * ny == 0) return;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}), KOKKOS_LAMBDA(int s, int k, int xy) {
+        int const x = xy / ny;
+        int const y = xy - x * ny;
+        int const l_begin = k - lb + 1 > 0 ? k - lb + 1 : 0;
+        int const l_end = k + 1 < la ? k + 1 : la;
+        Scalar acc = 0;
+        for (int l = l_begin; l < l_end; ++l) acc += a(s, l, x) * b(s, k - l, y);
+        out(s, k, x, y) = acc;
+      });
+}
+
+/// A constant jet of ones (the boundary vectors mu[0], nu[d]): coefficient 0 is 1, the others 0.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void fill_ones_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
+  int const rows = int(out.extent(0));
+  int const lo = int(out.extent(1));
+  int const n = int(out.extent(2));
+  if (rows == 0 || lo == 0 || n == 0) return;
+  Kokkos::parallel_for(
+      "t3k::fill_ones_jet", Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n}),
+      KOKKOS_LAMBDA(int s, int k, int x) { out(s, k, x) = k == 0 ? Scalar(1) : Scalar(0); });
+}
+
+/// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
+/// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
+                         Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0) {
+  int const rows = int(xi.extent(0));
+  int const kl = int(xi.extent(1));
+  int const n_out = int(xi.extent(2));
+  int const n_in = int(u.extent(1));
+  if (rows == 0 || kl == 0 || n_out == 0) return;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out}), KOKKOS_LAMBDA(int s, int k, int x) {
+        Scalar acc = 0;
+        if (k == 0) {
+          for (int j = 0; j < n_in; ++j) acc += u(x, j) * w(s0 + s, j);
+        } else {
+          for (int j = 0; j < n_in; ++j) acc += u(x, j) * p(s0 + s, j);
+        }
+        xi(s, k, x) = acc;
+      });
+}
+
+/// out[s,k,x] = sum_j M[x,j] r[s0+s, k, j] for k < out's L (reads the leading orders of residual jets).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
+void apply_to_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
+                       Matrix<Scalar const, MemorySpace> m, ResidualView r, int s0) {
+  int const rows = int(out.extent(0));
+  int const lo = int(out.extent(1));
+  int const n_out = int(out.extent(2));
+  int const n_in = int(m.extent(1));
+  if (rows == 0 || lo == 0 || n_out == 0) return;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}), KOKKOS_LAMBDA(int s, int k, int x) {
+        Scalar acc = 0;
+        for (int j = 0; j < n_in; ++j) acc += m(x, j) * r(s0 + s, k, j);
+        out(s, k, x) = acc;
+      });
+}
+
+/// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for
+/// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
+void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
+                      Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
+                      Matrix<Scalar const, MemorySpace> m2, Jet3<Scalar const, MemorySpace> e2) {
+  int const n_orders = int(z.extent(1));
+  int const n = int(z.extent(2));
+  int const k1 = int(e1.extent(1));
+  int const n1 = int(m1.extent(0));
+  int const n2 = e2.data() ? int(m2.extent(0)) : 0;
+  if (rows == 0 || n_orders == 0 || n == 0) return;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, n_orders, n}), KOKKOS_LAMBDA(int s, int k, int j) {
+        Scalar acc = 0;
+        if (k < k1) {
+          for (int u = 0; u < n1; ++u) acc += m1(u, j) * e1(s, k, u);
+          for (int o = 0; o < n2; ++o) acc += m2(o, j) * e2(s, k, o);
+        }
+        z(s0 + s, k, j) = acc;
+      });
+}
+
+}  // namespace impl
+}  // namespace t3k

@@ -1,0 +1,198 @@
+#pragma once
+/// \file probe_derivatives.hpp
+/// Probes and probe jets of a T3 (SPEC.md sections 2 and 4): for probe pairs (w, p), the Taylor coefficients
+/// z_i^(k), k = 0..K, of z_i(t) = X contracted with w_m + t p_m in every mode m != i.
+
+#include "algorithms/impl/jet_kernels.hpp"
+#include "algorithms/impl/probe_checks.hpp"
+#include "core/chunk_size.hpp"
+#include "core/impl/workspace.hpp"
+#include "core/tucker_tensor_train.hpp"
+#include "core/uniform_tucker_tensor_train.hpp"
+
+#include <vector>
+
+namespace t3k {
+
+/// Probe jets of every mode, one View (W, K+1, N_i) per mode.
+template <class Scalar, class MemorySpace>
+using ProbeJets = std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>>;
+
+/// Order-0 probes of every mode, one View (W, N_i) per mode.
+template <class Scalar, class MemorySpace>
+using Probes = std::vector<Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>>;
+
+namespace impl {
+
+/// The T3 probe-jet sweep of SPEC.md section 4 on probes [s0, s0 + rows), written into z (any (W, K+1, N_i) Views).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class OutputView>
+void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                        std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp, int k1,
+                        std::vector<OutputView> const& z, std::size_t chunk_rows) {
+  using Mem = MemorySpace;
+  std::size_t const d = x.n_modes();
+  std::size_t const n_probes = ww[0].extent(0);
+  int const kl = linear_jet_length(k1);
+  auto const n = x.tucker_ranks();
+  auto const r = x.tt_ranks();
+  std::size_t const c = chunk_rows;
+
+  struct Views {
+    std::vector<Jet3<Scalar, Mem>> xi, nu;
+    Jet3<Scalar, Mem> mu, mu_next, eta;
+    Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> transient;
+  };
+  std::size_t transient_size = 0;
+  std::size_t r_max = 0, n_max = 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    transient_size = max_of(transient_size, max_of(r[i] * n[i], n[i] * r[i + 1]));
+    n_max = max_of(n_max, n[i]);
+  }
+  for (auto e : r) r_max = max_of(r_max, e);
+  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena) {
+    Views v;
+    auto const cat = WorkspaceCategory::sweep;
+    for (std::size_t i = 0; i < d; ++i) v.xi.push_back(arena.take3(cat, c, kl, n[i]));
+    for (std::size_t e = 0; e <= d; ++e) v.nu.push_back(arena.take3(cat, c, k1, e == 0 ? 0 : r[e]));
+    v.mu = arena.take3(cat, c, k1, r_max);
+    v.mu_next = arena.take3(cat, c, k1, r_max);
+    v.eta = arena.take3(cat, c, k1, n_max);
+    v.transient = arena.take1(cat, c * k1 * transient_size);
+    return v;
+  };
+  auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace", layout);
+  Views& v = built.first;
+
+  for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
+    std::size_t const rows = min_of(c, n_probes - s0);
+    auto rows_of = [&](Jet3<Scalar, Mem> j, std::size_t width) {
+      return Jet3<Scalar, Mem>(j.data(), rows, j.extent(1), width);
+    };
+    auto transient4 = [&](std::size_t p, std::size_t q) {
+      return Jet4<Scalar, Mem>(v.transient.data(), rows, k1, p, q);
+    };
+    for (std::size_t i = 0; i < d; ++i) {
+      auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
+      apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], int(s0));
+    }
+    // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]).
+    fill_ones_jet(space, rows_of(v.nu[d], r[d]));
+    for (std::size_t i = d - 1; i >= 1; --i) {
+      auto dmat = transient4(r[i], n[i]);
+      apply_matrix(space, "t3k::probe_derivatives::core_times_nu", Jet3<Scalar, Mem>(dmat.data(), rows, k1, r[i] * n[i]),
+                   Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
+                   as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i] * n[i], r[i + 1]), MatrixSide::rows_out, false);
+      contract_jets(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]), Jet4<Scalar const, Mem>(dmat),
+                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product,
+                    false);
+    }
+    // Left-to-right: E_i = mu[i] . G_i, eta_i = E_i * nu[i+1], z_i = U_i^T eta_i, mu[i+1] = E_i * xi_i.
+    fill_ones_jet(space, rows_of(v.mu, r[0]));
+    for (std::size_t i = 0; i < d; ++i) {
+      auto emat = transient4(n[i], r[i + 1]);
+      apply_matrix(space, "t3k::probe_derivatives::mu_times_core",
+                   Jet3<Scalar, Mem>(emat.data(), rows, k1, n[i] * r[i + 1]),
+                   Jet3<Scalar const, Mem>(rows_of(v.mu, r[i])),
+                   as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::cols_out, false);
+      contract_jets(space, "t3k::probe_derivatives::eta", rows_of(v.eta, n[i]), Jet4<Scalar const, Mem>(emat),
+                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
+                    JetPairing::product, false);
+      auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
+      write_probe_jets(space, "t3k::probe_derivatives::z", z[i], int(s0), int(rows), u,
+                       Jet3<Scalar const, Mem>(rows_of(v.eta, n[i])), u, Jet3<Scalar const, Mem>());
+      if (i + 1 < d) {
+        contract_jets(space, "t3k::probe_derivatives::mu", rows_of(v.mu_next, r[i + 1]),
+                      Jet4<Scalar const, Mem>(emat), ContractAxis::first,
+                      Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
+        std::swap(v.mu, v.mu_next);
+      }
+    }
+  }
+}
+
+}  // namespace impl
+
+/// Probe jets of a T3: for W probe pairs (ww[i], pp[i]) of shape (W, N_i) and order K, returns one View
+/// (W, K+1, N_i) per mode holding the normalized Taylor coefficients z_i^(k). Orders k >= d are zero.
+///
+/// \param space execution space instance all kernels run on
+/// \param x the T3 (any ranks, boundary TT ranks may differ from 1)
+/// \param ww, pp probe vectors and directions, one rank-2 View per mode; subviews and const Views are fine
+/// \param order K >= 0
+/// \param chunk_size probes per pass (bounds the edge-jet workspace; the result does not depend on it)
+/// **Blocking:** no (results are ready after `space.fence()`). **Throws:** DimensionMismatch naming the mode.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
+                                                 TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                 std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
+                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::none()) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  std::string const where = "t3k::probe_derivatives";
+  auto const shapes = x.mode_shapes();
+  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
+  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
+  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  if (chunk_size.kind() == ChunkSize::Kind::automatic) chunk_size = ChunkSize::none();  // J needs no chunking
+  ProbeJets<Scalar, MemorySpace> z;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probe_derivatives::z_" +
+                                                                              std::to_string(i)),
+                   w, order + 1, shapes[i]);
+  }
+  impl::t3_probe_jet_sweep(space, x, ww, pp, impl::general_jet_length(order, x.n_modes()), z,
+                           impl::rows_per_chunk(chunk_size, w));
+  return z;
+}
+
+/// Directionally symmetric probe jets: the same w (W, N) and p (W, N) in every mode (all N_i = N).
+/// **Throws:** DimensionMismatch when the modes differ in size.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+ProbeJets<Scalar, MemorySpace> probe_derivatives_symmetric(ExecutionSpace const& space,
+                                                           TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                           ProbeView const& w, ProbeView const& p, std::size_t order) {
+  auto const shapes = x.mode_shapes();
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (shapes[i] != shapes[0]) {
+      throw DimensionMismatch(impl::concat("t3k::probe_derivatives_symmetric: mode ", i, " has size ", shapes[i],
+                                           " but mode 0 has size ", shapes[0], "; symmetric probes need equal modes"));
+    }
+  }
+  return probe_derivatives(space, x, std::vector<ProbeView>(x.n_modes(), w), std::vector<ProbeView>(x.n_modes(), p),
+                           order);
+}
+
+/// Order-0 probes z_i = X(w_0, .., w_{i-1}, ., w_{i+1}, ..) of every mode: one View (W, N_i) per mode.
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the mode.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+Probes<Scalar, MemorySpace> probes(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                   std::vector<ProbeView> const& ww) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  auto const shapes = x.mode_shapes();
+  std::size_t const w = impl::check_probe_stack("t3k::probes", "ww", ww, shapes);
+  Probes<Scalar, MemorySpace> z;
+  std::vector<impl::Jet3<Scalar, MemorySpace>> z3;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probes::z_" + std::to_string(i)), w,
+                   shapes[i]);
+    z3.emplace_back(z.back().data(), w, 1, shapes[i]);  // (W, 1, N_i): order 0 only
+  }
+  // Order 0 never reads the directions, so ww stands in for pp.
+  impl::t3_probe_jet_sweep(space, x, ww, ww, 1, z3, w > 0 ? w : 1);
+  return z;
+}
+
+/// The uniform form accepts every probe routine through its exact ragged image.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
+                                                 UniformTuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                 std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
+                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::none()) {
+  return probe_derivatives(space, to_ragged(space, x), ww, pp, order, chunk_size);
+}
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+Probes<Scalar, MemorySpace> probes(ExecutionSpace const& space, UniformTuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                   std::vector<ProbeView> const& ww) {
+  return probes(space, to_ragged(space, x), ww);
+}
+
+}  // namespace t3k

@@ -1,0 +1,73 @@
+# Finds Kokkos, Kokkos Kernels and LAPACK and absorbs their packaging quirks, so that the rest of the build sees
+# exactly two targets: t3k::kokkos (Kokkos core, containers and Kokkos Kernels) and t3k::lapack.
+#
+# Kokkos is searched in this order:
+#   1. a user's install given by -DKokkos_ROOT (Kokkos 4.x with OpenMP/CUDA/HIP, exporting Kokkos::kokkos);
+#   2. the OpenMP+Serial build that scripts/setup.sh makes from Debian's source package (T3K_KOKKOS_PREFIX);
+#   3. Debian's prebuilt Serial-only Trilinos packages (libtrilinos-kokkos-dev), whose CMake config is broken:
+#      Kokkos::kokkos points at a nonexistent /usr/lib/include, there is no Kokkos::kokkoskernels, and the
+#      trilinos_kokkos* targets carry no include directories.
+
+set(T3K_KOKKOS_PREFIX "$ENV{HOME}/.cache/t3k/kokkos-3.4.01-openmp" CACHE PATH
+    "Prefix of the OpenMP+Serial Kokkos built by scripts/setup.sh (searched when Kokkos_ROOT is not given)")
+option(T3K_USE_SYSTEM_KOKKOS "Use Debian's prebuilt Serial-only Trilinos Kokkos even if another one is found" OFF)
+
+add_library(t3k_kokkos INTERFACE)
+
+set(_t3k_kokkos_flavour "")
+if(NOT T3K_USE_SYSTEM_KOKKOS)
+  if(DEFINED Kokkos_ROOT OR DEFINED ENV{Kokkos_ROOT})
+    find_package(Kokkos REQUIRED)
+    set(_t3k_kokkos_flavour "user install (Kokkos_ROOT)")
+  elseif(EXISTS "${T3K_KOKKOS_PREFIX}/lib/cmake/Kokkos/KokkosConfig.cmake")
+    find_package(Kokkos REQUIRED PATHS "${T3K_KOKKOS_PREFIX}" NO_DEFAULT_PATH)
+    set(_t3k_kokkos_flavour "OpenMP+Serial build from Debian's source package (${T3K_KOKKOS_PREFIX})")
+  endif()
+endif()
+
+if(_t3k_kokkos_flavour)
+  find_package(KokkosKernels REQUIRED HINTS "${Kokkos_DIR}/../KokkosKernels" "${T3K_KOKKOS_PREFIX}")
+  target_link_libraries(t3k_kokkos INTERFACE Kokkos::kokkos Kokkos::kokkoskernels)
+  set(T3K_KOKKOS_IS_DEBIAN_PREBUILT OFF)
+else()
+  # Debian's prebuilt Trilinos Kokkos 3.4.01 (Serial only).
+  find_package(Kokkos REQUIRED CONFIG PATHS /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/cmake/Kokkos)
+  find_library(_t3k_kk_lib NAMES trilinos_kokkoskernels REQUIRED)
+  find_library(_t3k_kcore_lib NAMES trilinos_kokkoscore REQUIRED)
+  find_library(_t3k_kcont_lib NAMES trilinos_kokkoscontainers REQUIRED)
+  target_include_directories(t3k_kokkos SYSTEM INTERFACE ${Kokkos_INCLUDE_DIRS})
+  target_link_libraries(t3k_kokkos INTERFACE ${_t3k_kk_lib} ${_t3k_kcont_lib} ${_t3k_kcore_lib} dl)
+  set(_t3k_kokkos_flavour "Debian prebuilt Trilinos packages (Serial only)")
+  set(T3K_KOKKOS_IS_DEBIAN_PREBUILT ON)
+endif()
+add_library(t3k::kokkos ALIAS t3k_kokkos)
+
+# Report the version and the backends from the configuration header itself: it is the one source all three
+# flavours agree on (Debian's package does not set Kokkos_DEVICES).
+find_file(_t3k_kokkos_config_h NAMES KokkosCore_config.h
+  HINTS ${Kokkos_INCLUDE_DIRS} "${Kokkos_DIR}/../../../include" "${T3K_KOKKOS_PREFIX}/include"
+  NO_DEFAULT_PATH)
+if(NOT _t3k_kokkos_config_h)
+  get_target_property(_t3k_kinc Kokkos::kokkoscore INTERFACE_INCLUDE_DIRECTORIES)
+  find_file(_t3k_kokkos_config_h NAMES KokkosCore_config.h HINTS ${_t3k_kinc} NO_DEFAULT_PATH)
+endif()
+set(T3K_KOKKOS_BACKENDS "")
+if(_t3k_kokkos_config_h)
+  file(STRINGS "${_t3k_kokkos_config_h}" _t3k_backend_lines REGEX "^#define KOKKOS_ENABLE_(SERIAL|OPENMP|THREADS|CUDA|HIP|SYCL)$")
+  foreach(_line IN LISTS _t3k_backend_lines)
+    string(REGEX REPLACE "^#define KOKKOS_ENABLE_" "" _b "${_line}")
+    list(APPEND T3K_KOKKOS_BACKENDS "${_b}")
+  endforeach()
+endif()
+message(STATUS "T3K: Kokkos ${Kokkos_VERSION} from ${_t3k_kokkos_flavour}; backends: ${T3K_KOKKOS_BACKENDS}")
+
+# Host LAPACK (QR and SVD of small cores). OpenBLAS carries LAPACK on Debian.
+set(BLA_VENDOR OpenBLAS)
+find_package(LAPACK)
+if(NOT LAPACK_FOUND)
+  unset(BLA_VENDOR)
+  find_package(LAPACK REQUIRED)
+endif()
+add_library(t3k_lapack INTERFACE)
+target_link_libraries(t3k_lapack INTERFACE ${LAPACK_LIBRARIES})
+add_library(t3k::lapack ALIAS t3k_lapack)

@@ -1,0 +1,49 @@
+#pragma once
+/// \file host_random.hpp
+/// A self-contained seeded normal generator (splitmix64 + Box-Muller). Random T3s and tangents are drawn on the
+/// host in a fixed order with it and then copied, so the same seed gives the same numbers on every backend,
+/// compiler and standard library (std::normal_distribution is implementation-defined).
+
+#include <cmath>
+#include <cstdint>
+
+namespace t3k {
+namespace impl {
+
+class HostNormalGenerator {
+ public:
+  explicit HostNormalGenerator(std::uint64_t seed) : state_(seed ^ 0x9E3779B97F4A7C15ull) {}
+
+  /// Uniform in (0, 1), never 0 (53 random bits).
+  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
+
+  /// Standard normal.
+  double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    double const u1 = uniform();
+    double const u2 = uniform();
+    double const radius = std::sqrt(-2.0 * std::log(u1));
+    double const angle = 6.283185307179586476925286766559 * u2;
+    spare_ = radius * std::sin(angle);
+    has_spare_ = true;
+    return radius * std::cos(angle);
+  }
+
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+ private:
+  std::uint64_t state_;
+  double spare_ = 0.0;
+  bool has_spare_ = false;
+};
+
+}  // namespace impl
+}  // namespace t3k

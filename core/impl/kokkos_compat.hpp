@@ -1,0 +1,50 @@
+#pragma once
+/// \file kokkos_compat.hpp
+/// Every difference between Kokkos 3.4 (Debian) and Kokkos 4.x lives here, each tagged for removal.
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+
+#ifndef KOKKOS_VERSION
+#error "T3K needs a Kokkos that defines KOKKOS_VERSION (3.4 or newer)"
+#endif
+
+namespace t3k {
+
+// FIXME_KOKKOS3: remove when Kokkos >= 4 is required (math functions left Kokkos::Experimental in 4.0).
+#if KOKKOS_VERSION >= 40000
+using Kokkos::abs;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::sqrt;
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION Scalar abs(Scalar x) {
+  return Kokkos::Experimental::fabs(x);
+}
+#endif
+
+/// Smaller / larger of two values, usable in kernels (3.4 has no Kokkos::min/max).
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T min_of(T a, T b) {
+  return b < a ? b : a;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr T max_of(T a, T b) {
+  return a < b ? b : a;
+}
+
+namespace impl {
+
+/// RAII profiling region. FIXME_KOKKOS3: remove when Kokkos >= 4 is required (use Kokkos::Profiling::ScopedRegion).
+class ProfilingRegion {
+ public:
+  explicit ProfilingRegion(std::string const& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(ProfilingRegion const&) = delete;
+  ProfilingRegion& operator=(ProfilingRegion const&) = delete;
+};
+
+}  // namespace impl
+}  // namespace t3k

@@ -1,0 +1,48 @@
+#pragma once
+// The execution spaces every typed test runs on: all enabled backends of the Kokkos this build uses.
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace t3k_test {
+
+template <class ExecutionSpace, class Scalar>
+struct Config {
+  using execution_space = ExecutionSpace;
+  using memory_space = typename ExecutionSpace::memory_space;
+  using scalar_type = Scalar;
+};
+
+// clang-format off
+// The non-default spaces are listed explicitly and the default space last, so no space appears twice.
+#if defined(KOKKOS_ENABLE_SERIAL) && (defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_THREADS) || \
+                                      defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP))
+#define T3K_TEST_SERIAL_CONFIG(Scalar) Config<Kokkos::Serial, Scalar>,
+#else
+#define T3K_TEST_SERIAL_CONFIG(Scalar)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP) && (defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP))
+#define T3K_TEST_OPENMP_CONFIG(Scalar) Config<Kokkos::OpenMP, Scalar>,
+#else
+#define T3K_TEST_OPENMP_CONFIG(Scalar)
+#endif
+
+/// Every enabled backend in double.
+using DoubleConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPENMP_CONFIG(double)
+                                       Config<Kokkos::DefaultExecutionSpace, double>>;
+/// Every enabled backend in double, and the default space in float as well.
+using TestConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPENMP_CONFIG(double)
+                                     Config<Kokkos::DefaultExecutionSpace, double>,
+                                     Config<Kokkos::DefaultExecutionSpace, float>>;
+// clang-format on
+
+/// Tolerance as a multiple of the scalar's epsilon.
+template <class Scalar>
+double eps_times(double factor) {
+  return factor * double(std::numeric_limits<Scalar>::epsilon());
+}
+
+}  // namespace t3k_test
