@@ -37,10 +37,8 @@ class WorkspaceArena {
                                   std::size_t q) {
     return Jet4<Scalar, MemorySpace>(reserve(category, rows * l * p * q), rows, l, p, q);
   }
-  Kokkos::View<Scalar*, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> take1(
-      WorkspaceCategory category, std::size_t n) {
-    return {reserve(category, n), n};
-  }
+  using Flat = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Flat take1(WorkspaceCategory category, std::size_t n) { return Flat(reserve(category, n), n); }
 
   /// Elements handed out so far, in total and per category.
   std::size_t size() const { return offset_; }

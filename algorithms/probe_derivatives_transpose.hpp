@@ -1,0 +1,342 @@
+#pragma once
+/// \file probe_derivatives_transpose.hpp
+/// The transpose J^T of the probe Jacobian (SPEC.md sections 8 and 9): residual jets of W probes back-projected
+/// into a variation gradient, summed over probes or per probe, computed in chunks of probes.
+
+#include "algorithms/impl/frame_shapes.hpp"
+#include "algorithms/impl/jet_kernels.hpp"
+#include "algorithms/impl/probe_checks.hpp"
+#include "algorithms/impl/transpose_assembly.hpp"
+#include "core/chunk_size.hpp"
+#include "core/impl/view_utils.hpp"
+#include "core/impl/workspace.hpp"
+#include "core/orthogonal_frame.hpp"
+#include "core/t3_variation.hpp"
+
+#include <array>
+#include <type_traits>
+#include <vector>
+
+namespace t3k {
+
+/// Probes per block of the fixed-order reduction of summed J^T (SPEC.md section 9). Block partials are added in
+/// block order; any chunk size gives the same bits because a block cut by a chunk boundary carries its partial.
+constexpr std::size_t reduction_block_size = 32;
+
+/// Options of probe_derivatives_transpose.
+struct TransposeOptions {
+  /// true: V~, H~ summed over all probes (the Gauss-Newton gradient J^T r); false: one gradient per probe.
+  bool sum_over_probes = true;
+  /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once. Any
+  /// chunk size gives bitwise the same result. `auto` is resolved by the caller's estimator (until then: none).
+  ChunkSize chunk_size = ChunkSize::none();
+};
+
+namespace impl {
+
+/// Workspace of one J^T call, carved from one allocation (see workspace.hpp). Every array the call allocates,
+/// apart from the returned gradient, is here; its sizes are the memory model.
+template <class Scalar, class MemorySpace>
+struct TransposeWorkspace {
+  using J3 = Jet3<Scalar, MemorySpace>;
+  using Flat = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  std::vector<J3> xi, mu, nu;                      // frame edge jets
+  std::vector<std::vector<J3>> deta, tau, sigma;   // per residual stack entry t
+  J3 eta, dxi;                                     // per core, transient
+  std::array<Flat, 3> transient;                   // sweep transients (jets of matrices)
+  std::array<Flat, 3> assembly;                    // Khatri-Rao jets MN, PX, XN of the current core
+  std::vector<Flat> open_tucker, open_tt;          // carried block partials, per (t, core); summed mode only
+};
+
+/// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks; used by the counting pass (the
+/// memory model) and by the real allocation alike.
+template <class Scalar, class MemorySpace>
+TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, MemorySpace>& arena,
+                                                         FrameShapes const& sh, std::size_t rows, std::size_t nt,
+                                                         int k1, bool summed) {
+  TransposeWorkspace<Scalar, MemorySpace> w;
+  std::size_t const d = sh.d();
+  int const kl = linear_jet_length(k1);
+  auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
+  auto const sweep = WorkspaceCategory::sweep;
+  std::size_t transient = 1, assembly_mn = 1, assembly_px = 1, assembly_xn = 1, vec_max = 1;
+  for (std::size_t i = 0; i < d; ++i) {
+    transient = max_of(transient, max_of(nu[i] * rl[i + 1], rr[i] * nu[i]));
+    transient = max_of(transient, max_of(no[i] * rr[i + 1], rl[i] * no[i]));
+    assembly_mn = max_of(assembly_mn, rl[i] * rr[i + 1]);
+    if (i + 1 < d) assembly_px = max_of(assembly_px, rl[i] * nu[i]);
+    if (i >= 1) assembly_xn = max_of(assembly_xn, nu[i] * rr[i + 1]);
+    vec_max = max_of(vec_max, no[i]);
+  }
+  for (std::size_t i = 0; i < d; ++i) w.xi.push_back(arena.take3(sweep, rows, kl, nu[i]));
+  for (std::size_t e = 0; e <= d; ++e) w.mu.push_back(arena.take3(sweep, rows, k1, e < d ? rl[e] : 0));
+  for (std::size_t e = 0; e <= d; ++e) w.nu.push_back(arena.take3(sweep, rows, k1, e > 0 ? rr[e] : 0));
+  w.deta.resize(nt);
+  w.tau.resize(nt);
+  w.sigma.resize(nt);
+  for (std::size_t t = 0; t < nt; ++t) {
+    for (std::size_t i = 0; i < d; ++i) w.deta[t].push_back(arena.take3(sweep, rows, k1, nu[i]));
+    for (std::size_t e = 0; e <= d; ++e) {
+      bool const interior = e > 0 && e < d;
+      w.tau[t].push_back(arena.take3(sweep, rows, k1, interior ? rl[e] : 0));
+      w.sigma[t].push_back(arena.take3(sweep, rows, k1, interior ? rr[e] : 0));
+    }
+  }
+  w.eta = arena.take3(sweep, rows, k1, vec_max);
+  w.dxi = arena.take3(sweep, rows, kl, vec_max);
+  for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
+  auto const assembly = WorkspaceCategory::assembly;
+  w.assembly[0] = arena.take1(assembly, rows * std::size_t(k1) * assembly_mn);
+  w.assembly[1] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_px : 0);
+  w.assembly[2] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_xn : 0);
+  if (summed) {
+    for (std::size_t t = 0; t < nt; ++t) {
+      for (std::size_t i = 0; i < d; ++i) {
+        w.open_tucker.push_back(arena.take1(WorkspaceCategory::fixed, no[i] * big_n[i]));
+        w.open_tt.push_back(arena.take1(WorkspaceCategory::fixed, rl[i] * nu[i] * rr[i + 1]));
+      }
+    }
+  }
+  return w;
+}
+
+/// The t-th residual stack entry as a rank-3 (W, K+1, N) View.
+template <class ResidualView>
+auto residual_entry(ResidualView const& r, std::size_t t) {
+  if constexpr (int(ResidualView::rank) == 4) {
+    return Kokkos::subview(r, t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+  } else {
+    (void)t;
+    return r;
+  }
+}
+
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
+void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                     std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
+                     std::vector<ResidualView> const& residuals, std::size_t nt, int k1, bool summed,
+                     std::size_t chunk_rows, T3Variation<Scalar, MemorySpace> const& out) {
+  using Mem = MemorySpace;
+  using J3 = Jet3<Scalar, Mem>;
+  using J3c = Jet3<Scalar const, Mem>;
+  using J4 = Jet4<Scalar, Mem>;
+  using J4c = Jet4<Scalar const, Mem>;
+  FrameShapes const sh = frame_shapes(frame);
+  std::size_t const d = sh.d();
+  std::size_t const n_probes = ww[0].extent(0);
+  int const kl = linear_jet_length(k1);
+  std::size_t const c = chunk_rows;
+  auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
+
+  auto built = build_workspace<Scalar, Mem>(
+      space, "t3k::probe_derivatives_transpose::workspace",
+      [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1, summed); });
+  auto& w = built.first;
+  if (summed) {
+    for (auto& o : w.open_tucker) Kokkos::deep_copy(space, o, Scalar(0));
+    for (auto& o : w.open_tt) Kokkos::deep_copy(space, o, Scalar(0));
+  }
+
+  for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
+    std::size_t const rows = min_of(c, n_probes - s0);
+    auto r3 = [&](J3 j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
+    auto c3 = [&](J3 j, std::size_t width) { return J3c(j.data(), rows, j.extent(1), width); };
+    auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.transient[b].data(), rows, k1, p, q); };
+    auto a4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.assembly[b].data(), rows, k1, p, q); };
+    auto flat = [&](J4 j) { return J3(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
+    auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
+
+    // (1) xi_i = U_i omega_i; deta~_i = U_i r_i (orders < K1).
+    for (std::size_t i = 0; i < d; ++i) {
+      auto u = mat(frame.up_tucker(i).data(), nu[i], big_n[i]);
+      apply_to_probe_pair(space, "t3k::probe_derivatives_transpose::xi", r3(w.xi[i], nu[i]), u, ww[i], pp[i],
+                          int(s0));
+      for (std::size_t t = 0; t < nt; ++t) {
+        apply_to_residual(space, "t3k::probe_derivatives_transpose::deta", r3(w.deta[t][i], nu[i]), u,
+                          residual_entry(residuals[i], t), int(s0));
+      }
+    }
+    // (2) Left to right, i = 0..d-2: C = mu[i] . L_i; mu[i+1] = C * xi_i;
+    //     tau~[i+1] = C (*)_u deta~_i + [i >= 1] (tau~[i] . L_i) (*)_u xi_i.
+    fill_ones_jet(space, r3(w.mu[0], 1));
+    for (std::size_t i = 0; i + 1 < d; ++i) {
+      auto lmat = mat(frame.left_tt(i).data(), rl[i], nu[i] * rl[i + 1]);
+      auto cm = t4(0, nu[i], rl[i + 1]);
+      apply_matrix(space, "t3k::probe_derivatives_transpose::mu_l", flat(cm), c3(w.mu[i], rl[i]), lmat,
+                   MatrixSide::cols_out, false);
+      contract_jets(space, "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), J4c(cm),
+                    ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
+      for (std::size_t t = 0; t < nt; ++t) {
+        contract_jets(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), J4c(cm),
+                      ContractAxis::first, c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed, false);
+        if (i >= 1) {
+          auto gm = t4(1, nu[i], rl[i + 1]);
+          apply_matrix(space, "t3k::probe_derivatives_transpose::tau_l", flat(gm), c3(w.tau[t][i], rl[i]), lmat,
+                       MatrixSide::cols_out, false);
+          contract_jets(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), J4c(gm),
+                        ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed, true);
+        }
+      }
+    }
+    // (3) Right to left, i = d-1..1: D = R_i . nu[i+1]; nu[i] = D * xi_i;
+    //     sigma~[i] = D (*)_u deta~_i + [i <= d-2] (R_i . sigma~[i+1]) (*)_u xi_i.
+    fill_ones_jet(space, r3(w.nu[d], 1));
+    for (std::size_t i = d - 1; i >= 1; --i) {
+      auto rmat = mat(frame.right_tt(i).data(), rr[i] * nu[i], rr[i + 1]);
+      auto dm = t4(0, rr[i], nu[i]);
+      apply_matrix(space, "t3k::probe_derivatives_transpose::r_nu", flat(dm), c3(w.nu[i + 1], rr[i + 1]), rmat,
+                   MatrixSide::rows_out, false);
+      contract_jets(space, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::second,
+                    c3(w.xi[i], nu[i]), JetPairing::product, false);
+      for (std::size_t t = 0; t < nt; ++t) {
+        contract_jets(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), J4c(dm),
+                      ContractAxis::second, c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed, false);
+        if (i + 1 < d) {
+          auto gm = t4(1, rr[i], nu[i]);
+          apply_matrix(space, "t3k::probe_derivatives_transpose::r_sigma", flat(gm), c3(w.sigma[t][i + 1], rr[i + 1]),
+                       rmat, MatrixSide::rows_out, false);
+          contract_jets(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), J4c(gm),
+                        ContractAxis::second, c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed, true);
+        }
+      }
+    }
+    // (4) + (5) Each core: eta_i, dxi~_i, then the assembly of V~_i and H~_i.
+    for (std::size_t i = 0; i < d; ++i) {
+      bool const has_right = i + 1 < d;
+      bool const has_left = i >= 1;
+      auto em = t4(0, no[i], rr[i + 1]);
+      apply_matrix(space, "t3k::probe_derivatives_transpose::mu_o", flat(em), c3(w.mu[i], rl[i]),
+                   mat(frame.outer_tt(i).data(), rl[i], no[i] * rr[i + 1]), MatrixSide::cols_out, false);
+      contract_jets(space, "t3k::probe_derivatives_transpose::eta", r3(w.eta, no[i]), J4c(em), ContractAxis::second,
+                    c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
+      auto fm = t4(1, rl[i], no[i]);
+      if (has_left) {
+        apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
+                     mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
+      }
+      auto mn = a4(0, rl[i], rr[i + 1]);
+      auto px = a4(1, has_right ? rl[i] : 0, has_right ? nu[i] : 0);
+      auto xn = a4(2, has_left ? nu[i] : 0, has_left ? rr[i + 1] : 0);
+      outer_jets(space, "t3k::probe_derivatives_transpose::mn", mn, c3(w.mu[i], rl[i]), c3(w.nu[i + 1], rr[i + 1]));
+      if (has_right) outer_jets(space, "t3k::probe_derivatives_transpose::px", px, c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]));
+      if (has_left) outer_jets(space, "t3k::probe_derivatives_transpose::xn", xn, c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]));
+      for (std::size_t t = 0; t < nt; ++t) {
+        // dxi~_i = [i <= d-2] E (*)_b sigma~[i+1] + [i >= 1] F (*)_a tau~[i], orders < Kl.
+        auto dxi = r3(w.dxi, no[i]);
+        if (has_right) {
+          contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(em), ContractAxis::second,
+                        c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed, false);
+        }
+        if (has_left) {
+          contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(fm), ContractAxis::first,
+                        c3(w.tau[t][i], rl[i]), JetPairing::correlate_y_fixed, has_right);
+        }
+        if (!has_left && !has_right) Kokkos::deep_copy(space, dxi, Scalar(0));  // d = 1: V enters z only
+        auto r_t = residual_entry(residuals[i], t);
+        TuckerAssembly<ExecutionSpace, Scalar, Mem, ProbeView, decltype(r_t)> tucker{
+            c3(w.eta, no[i]), J3c(dxi), ww[i], pp[i], r_t, s0};
+        TtAssembly<ExecutionSpace, Scalar, Mem> tt{J4c(mn),
+                                                   J4c(px),
+                                                   J4c(xn),
+                                                   c3(w.deta[t][i], nu[i]),
+                                                   has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(),
+                                                   has_left ? c3(w.tau[t][i], rl[i]) : J3c(),
+                                                   has_right,
+                                                   has_left};
+        if (summed) {
+          auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
+          auto out_h = Kokkos::subview(out.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+          std::size_t const slot = t * d + i;
+          tucker.summed(space, out_v,
+                        Matrix<Scalar, Mem>(w.open_tucker[slot].data(), no[i], big_n[i]), reduction_block_size,
+                        n_probes);
+          tt.summed(space, out_h, J3(w.open_tt[slot].data(), rl[i], nu[i], rr[i + 1]), s0, reduction_block_size,
+                    n_probes);
+        } else {
+          auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
+                                       Kokkos::ALL);
+          auto out_h = Kokkos::subview(out.tt[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
+                                       Kokkos::ALL, Kokkos::ALL);
+          tucker.per_probe(space, out_v, s0);
+          tt.per_probe(space, out_h, s0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace impl
+
+/// J^T: back-projects residual jets into a variation gradient (SPEC.md section 8).
+///
+/// For every variation v: sum_s sum_i sum_{k<=K} <J(v)_{s,i}^(k), r_{s,i}^(k)> = sum_i <V_i, V~_i> + <H_i, H~_i>.
+///
+/// \param frame orthogonal frame of the base point
+/// \param ww, pp probe vectors and directions, one (W, N_i) View per mode
+/// \param residuals one View per mode, (W, K+1, N_i) for one residual or (n_t, W, K+1, N_i) for a stack of n_t;
+///        only orders < K1 = min(K, d-1) + 1 are read
+/// \param options sum_over_probes and chunk_size
+/// \return summed: a variation stack of n_t entries; per probe: n_t * W entries, index t * W + s.
+///         The result is ungauged (apply gauge_project for the Riemannian gradient).
+/// Summed results are bitwise identical for every chunk size on a given backend, thread count and build.
+/// Memory: one workspace of `chunk_size` probe rows plus the result (see the memory model).
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the mode and both shapes.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
+T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace const& space,
+                                                             OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                             std::vector<ProbeView> const& ww,
+                                                             std::vector<ProbeView> const& pp,
+                                                             std::vector<ResidualView> const& residuals,
+                                                             TransposeOptions const& options = {}) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  static_assert(Kokkos::is_view<ResidualView>::value &&
+                    (int(ResidualView::rank) == 3 || int(ResidualView::rank) == 4),
+                "t3k::probe_derivatives_transpose: residuals must be rank-3 (W, K+1, N_i) or rank-4 "
+                "(n_t, W, K+1, N_i) Views");
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename ResidualView::memory_space>::accessible,
+                "t3k::probe_derivatives_transpose: residuals are not accessible from the execution space");
+  std::string const where = "t3k::probe_derivatives_transpose";
+  auto const shapes = frame.mode_shapes();
+  std::size_t const d = frame.n_modes();
+  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
+  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
+  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  if (residuals.size() != d) {
+    throw DimensionMismatch(impl::concat(where, ": got ", residuals.size(), " residual arrays for d = ", d, " modes"));
+  }
+  constexpr bool stacked = int(ResidualView::rank) == 4;
+  std::size_t const nt = stacked ? residuals[0].extent(0) : 1;
+  std::size_t const order_plus_one = residuals[0].extent(stacked ? 2 : 1);
+  if (order_plus_one == 0) throw InvalidArgument(where + ": residuals have no orders (extent K+1 is 0)");
+  for (std::size_t i = 0; i < d; ++i) {
+    auto expected = std::vector<std::size_t>{w, order_plus_one, shapes[i]};
+    if (stacked) expected.insert(expected.begin(), nt);
+    impl::check_shape(where, impl::concat("residuals[", i, "]"), residuals[i], expected);
+  }
+  ChunkSize chunk = options.chunk_size;
+  if (chunk.kind() == ChunkSize::Kind::automatic) chunk = ChunkSize::none();
+  bool const summed = options.sum_over_probes;
+  auto const sh = impl::frame_shapes(frame);
+  T3Variation<Scalar, MemorySpace> out;
+  std::size_t const n_stack = summed ? nt : nt * w;
+  for (std::size_t i = 0; i < d; ++i) {
+    out.tucker.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                               "t3k::probe_derivatives_transpose::tucker_" + std::to_string(i)),
+                            n_stack, sh.no[i], sh.big_n[i]);
+    out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                           "t3k::probe_derivatives_transpose::tt_" + std::to_string(i)),
+                        n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
+    // Summed results accumulate and start at zero; per-probe results are fully overwritten.
+    if (summed || w == 0) {
+      Kokkos::deep_copy(space, out.tucker[i], Scalar(0));
+      Kokkos::deep_copy(space, out.tt[i], Scalar(0));
+    }
+  }
+  if (w > 0 && nt > 0) {
+    impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d),
+                          summed, impl::rows_per_chunk(chunk, w), out);
+  }
+  return out;
+}
+
+}  // namespace t3k

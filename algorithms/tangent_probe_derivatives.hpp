@@ -1,0 +1,212 @@
+#pragma once
+/// \file tangent_probe_derivatives.hpp
+/// The forward Jacobian J (SPEC.md section 7): probe jets of the tangent tensors T(v) of a stack of variations.
+
+#include "algorithms/impl/frame_shapes.hpp"
+#include "algorithms/impl/jet_kernels.hpp"
+#include "algorithms/impl/probe_checks.hpp"
+#include "core/chunk_size.hpp"
+#include "core/impl/view_utils.hpp"
+#include "core/impl/workspace.hpp"
+#include "core/orthogonal_frame.hpp"
+#include "core/t3_variation.hpp"
+
+#include <array>
+#include <vector>
+
+namespace t3k {
+
+/// Probe jets of a stack of tangents: one View (n_tangent, W, K+1, N_i) per mode.
+template <class Scalar, class MemorySpace>
+using TangentProbeJets = std::vector<Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace>>;
+
+namespace impl {
+
+/// The fused sweep of SPEC.md section 7 on all probes, `chunk_rows` at a time; frame edge jets are computed once
+/// per chunk and shared by every tangent of the stack.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                             T3Variation<Scalar, MemorySpace> const& v, std::vector<ProbeView> const& ww,
+                             std::vector<ProbeView> const& pp, int k1, TangentProbeJets<Scalar, MemorySpace> const& z,
+                             std::size_t chunk_rows) {
+  using Mem = MemorySpace;
+  using J3 = Jet3<Scalar, Mem>;
+  using J3c = Jet3<Scalar const, Mem>;
+  using J4 = Jet4<Scalar, Mem>;
+  using J4c = Jet4<Scalar const, Mem>;
+  FrameShapes const sh = frame_shapes(frame);
+  std::size_t const d = sh.d();
+  std::size_t const nt = v.n_stack();
+  std::size_t const n_probes = ww[0].extent(0);
+  int const kl = linear_jet_length(k1);
+  std::size_t const c = chunk_rows;
+  auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
+
+  std::size_t transient = 1, vec_max = 1;
+  for (std::size_t i = 0; i < d; ++i) {
+    transient = max_of(transient, max_of(max_of(rr[i] * nu[i], rl[i] * nu[i]), rl[i] * no[i]));
+    transient = max_of(transient, max_of(max_of(nu[i] * rr[i + 1], no[i] * rr[i + 1]), nu[i] * rl[i + 1]));
+    vec_max = max_of(vec_max, max_of(nu[i], no[i]));
+  }
+  struct Views {
+    std::vector<J3> xi, mu, nu;            // frame edge jets
+    std::vector<std::vector<J3>> dxi, tau;  // per tangent
+    std::vector<J3> sigma, sigma_next;      // per tangent, current edge only
+    J3 eta, deta;
+    std::array<Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>, 3> t;
+  };
+  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena) {
+    Views w;
+    auto const cat = WorkspaceCategory::sweep;
+    for (std::size_t i = 0; i < d; ++i) w.xi.push_back(arena.take3(cat, c, kl, nu[i]));
+    for (std::size_t e = 0; e <= d; ++e) w.mu.push_back(arena.take3(cat, c, k1, e < d ? rl[e] : 0));
+    for (std::size_t e = 0; e <= d; ++e) w.nu.push_back(arena.take3(cat, c, k1, e > 0 ? rr[e] : 0));
+    w.dxi.resize(nt);
+    w.tau.resize(nt);
+    for (std::size_t t = 0; t < nt; ++t) {
+      for (std::size_t i = 0; i < d; ++i) w.dxi[t].push_back(arena.take3(cat, c, kl, no[i]));
+      for (std::size_t e = 0; e <= d; ++e) w.tau[t].push_back(arena.take3(cat, c, k1, (e > 0 && e < d) ? rl[e] : 0));
+      w.sigma.push_back(arena.take3(cat, c, k1, impl::max_element_or(rr, 1)));
+      w.sigma_next.push_back(arena.take3(cat, c, k1, impl::max_element_or(rr, 1)));
+    }
+    w.eta = arena.take3(cat, c, k1, vec_max);
+    w.deta = arena.take3(cat, c, k1, vec_max);
+    for (auto& buffer : w.t) buffer = arena.take1(cat, c * k1 * transient);
+    return w;
+  };
+  auto built = build_workspace<Scalar, Mem>(space, "t3k::tangent_probe_derivatives::workspace", layout);
+  Views& w = built.first;
+
+  for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
+    std::size_t const rows = min_of(c, n_probes - s0);
+    auto r3 = [&](J3 j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
+    auto c3 = [&](J3 j, std::size_t width) { return J3c(j.data(), rows, j.extent(1), width); };
+    auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.t[b].data(), rows, k1, p, q); };
+    auto flat = [&](J4 j) { return J3(j.data(), rows, k1, j.extent(2) * j.extent(3)); };
+    auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
+    auto h_of = [&](std::size_t t, std::size_t i) {
+      return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1];
+    };
+    auto v_of = [&](std::size_t t, std::size_t i) { return v.tucker[i].data() + t * no[i] * big_n[i]; };
+
+    // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i.
+    for (std::size_t i = 0; i < d; ++i) {
+      apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::xi", r3(w.xi[i], nu[i]),
+                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], int(s0));
+      for (std::size_t t = 0; t < nt; ++t) {
+        apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::dxi", r3(w.dxi[t][i], no[i]),
+                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], int(s0));
+      }
+    }
+    // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
+    //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1].
+    fill_ones_jet(space, r3(w.nu[d], 1));
+    for (std::size_t i = d - 1; i >= 1; --i) {
+      auto dm = t4(0, rr[i], nu[i]);
+      apply_matrix(space, "t3k::tangent_probe_derivatives::r_nu", flat(dm), c3(w.nu[i + 1], rr[i + 1]),
+                   mat(frame.right_tt(i).data(), rr[i] * nu[i], rr[i + 1]), MatrixSide::rows_out, false);
+      contract_jets(space, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::second,
+                    c3(w.xi[i], nu[i]), JetPairing::product, false);
+      auto fm = t4(1, rl[i], no[i]);
+      apply_matrix(space, "t3k::tangent_probe_derivatives::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
+                   mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
+      for (std::size_t t = 0; t < nt; ++t) {
+        auto bm = t4(2, rl[i], nu[i]);
+        apply_matrix(space, "t3k::tangent_probe_derivatives::h_nu", flat(bm), c3(w.nu[i + 1], rr[i + 1]),
+                     mat(h_of(t, i), rl[i] * nu[i], rr[i + 1]), MatrixSide::rows_out, false);
+        if (i + 1 < d) {
+          apply_matrix(space, "t3k::tangent_probe_derivatives::l_tau", flat(bm), c3(w.tau[t][i + 1], rl[i + 1]),
+                       mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]), MatrixSide::rows_out, true);
+        }
+        contract_jets(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J4c(bm),
+                      ContractAxis::second, c3(w.xi[i], nu[i]), JetPairing::product, false);
+        contract_jets(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J4c(fm),
+                      ContractAxis::second, c3(w.dxi[t][i], no[i]), JetPairing::product, true);
+      }
+    }
+    // (3) Left to right.
+    fill_ones_jet(space, r3(w.mu[0], 1));
+    for (std::size_t i = 0; i < d; ++i) {
+      bool const has_right = i + 1 < d;  // i <= d-2
+      auto em = t4(0, no[i], rr[i + 1]);
+      apply_matrix(space, "t3k::tangent_probe_derivatives::mu_o", flat(em), c3(w.mu[i], rl[i]),
+                   mat(frame.outer_tt(i).data(), rl[i], no[i] * rr[i + 1]), MatrixSide::cols_out, false);
+      contract_jets(space, "t3k::tangent_probe_derivatives::eta", r3(w.eta, no[i]), J4c(em), ContractAxis::second,
+                    c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
+      auto cm = t4(1, nu[i], rl[i + 1]);
+      if (has_right) {
+        apply_matrix(space, "t3k::tangent_probe_derivatives::mu_l", flat(cm), c3(w.mu[i], rl[i]),
+                     mat(frame.left_tt(i).data(), rl[i], nu[i] * rl[i + 1]), MatrixSide::cols_out, false);
+      }
+      for (std::size_t t = 0; t < nt; ++t) {
+        auto am = t4(2, nu[i], rr[i + 1]);
+        apply_matrix(space, "t3k::tangent_probe_derivatives::mu_h", flat(am), c3(w.mu[i], rl[i]),
+                     mat(h_of(t, i), rl[i], nu[i] * rr[i + 1]), MatrixSide::cols_out, false);
+        if (i >= 1) {
+          apply_matrix(space, "t3k::tangent_probe_derivatives::sigma_r", flat(am), c3(w.sigma[t], rr[i]),
+                       mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::cols_out, true);
+        }
+        contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(am), ContractAxis::second,
+                      c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
+        if (has_right) {
+          contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(cm),
+                        ContractAxis::second, c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product, true);
+          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(am),
+                        ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
+          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(em),
+                        ContractAxis::first, c3(w.dxi[t][i], no[i]), JetPairing::product, true);
+        }
+        auto zt = Kokkos::subview(z[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+        write_probe_jets(space, "t3k::tangent_probe_derivatives::z", zt, int(s0), int(rows),
+                         mat(frame.up_tucker(i).data(), nu[i], big_n[i]), c3(w.deta, nu[i]),
+                         mat(v_of(t, i), no[i], big_n[i]), c3(w.eta, no[i]));
+      }
+      if (has_right) {
+        contract_jets(space, "t3k::tangent_probe_derivatives::mu", r3(w.mu[i + 1], rl[i + 1]), J4c(cm),
+                      ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
+        std::swap(w.sigma, w.sigma_next);
+      }
+    }
+  }
+}
+
+}  // namespace impl
+
+/// The forward Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t)
+/// (SPEC.md section 7), one View (n_tangent, W, K+1, N_i) per mode; orders >= d are zero.
+///
+/// \param frame orthogonal frame of the base point
+/// \param v stack of n_tangent variations at the frame (ungauged variations are fine: J acts on all entries)
+/// \param ww, pp probe vectors and directions, one (W, N_i) View per mode (subviews and const Views are fine)
+/// \param order K >= 0
+/// \param chunk_size probes per pass (bounds the edge-jet workspace; results do not depend on it)
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the mode and both shapes.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace const& space,
+                                                                OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                                T3Variation<Scalar, MemorySpace> const& v,
+                                                                std::vector<ProbeView> const& ww,
+                                                                std::vector<ProbeView> const& pp, std::size_t order,
+                                                                ChunkSize chunk_size = ChunkSize::none()) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  std::string const where = "t3k::tangent_probe_derivatives";
+  auto const shapes = frame.mode_shapes();
+  std::size_t const nt = impl::check_variation(where, frame, v);
+  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
+  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
+  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  if (chunk_size.kind() == ChunkSize::Kind::automatic) chunk_size = ChunkSize::none();  // J has no assembly peak
+  TangentProbeJets<Scalar, MemorySpace> z;
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
+                                      "t3k::tangent_probe_derivatives::z_" + std::to_string(i)),
+                   nt, w, order + 1, shapes[i]);
+  }
+  if (nt > 0 && w > 0) {
+    impl::tangent_probe_jet_sweep(space, frame, v, ww, pp, impl::general_jet_length(order, frame.n_modes()), z,
+                                  impl::rows_per_chunk(chunk_size, w));
+  }
+  return z;
+}
+
+}  // namespace t3k

@@ -1,0 +1,84 @@
+#pragma once
+/// \file memory_tracking.hpp
+/// Measures the bytes Kokkos allocates (current and peak, per memory space name) through the Kokkos Tools
+/// allocation callbacks, independently of T3K's own accounting. Used by tests and benchmarks to check the memory
+/// model against what is really allocated.
+
+#include "core/impl/kokkos_compat.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace t3k {
+
+/// While alive, records every Kokkos allocation and deallocation. One tracker at a time per process; it chains to
+/// nothing and restores empty callbacks when destroyed (do not combine with a loaded Kokkos Tools library).
+/// **Blocking:** no. Thread-safe for concurrent allocations.
+class AllocationTracker {
+ public:
+  AllocationTracker() {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.current.clear();
+    s.peak.clear();
+    s.sizes.clear();
+    Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
+    Kokkos::Tools::Experimental::set_deallocate_data_callback(&on_deallocate);
+  }
+  ~AllocationTracker() {
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+    Kokkos::Tools::Experimental::set_deallocate_data_callback(nullptr);
+  }
+  AllocationTracker(AllocationTracker const&) = delete;
+  AllocationTracker& operator=(AllocationTracker const&) = delete;
+
+  /// Starts a new peak measurement from the bytes alive now (allocations made before stay counted in current()).
+  void reset_peak() {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.peak = s.current;
+  }
+  /// Bytes alive now in the memory space named `space_name` (e.g. Kokkos::HostSpace::name()), counted since the
+  /// tracker was created (allocations made before it are not seen; their release is ignored).
+  std::int64_t current(std::string const& space_name) const { return lookup(state().current, space_name); }
+  std::int64_t peak(std::string const& space_name) const { return lookup(state().peak, space_name); }
+
+ private:
+  struct State {
+    std::mutex mutex;
+    std::map<std::string, std::int64_t> current, peak;
+    std::map<void const*, std::pair<std::string, std::int64_t>> sizes;
+  };
+  static State& state() {
+    static State s;
+    return s;
+  }
+  static std::int64_t lookup(std::map<std::string, std::int64_t> const& m, std::string const& key) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    auto it = m.find(key);
+    return it == m.end() ? 0 : it->second;
+  }
+  static void on_allocate(Kokkos::Tools::SpaceHandle handle, char const*, void const* ptr, std::uint64_t size) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    std::string const space(handle.name);
+    s.sizes[ptr] = {space, std::int64_t(size)};
+    std::int64_t& cur = s.current[space];
+    cur += std::int64_t(size);
+    std::int64_t& pk = s.peak[space];
+    if (cur > pk) pk = cur;
+  }
+  static void on_deallocate(Kokkos::Tools::SpaceHandle, char const*, void const* ptr, std::uint64_t) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.sizes.find(ptr);
+    if (it == s.sizes.end()) return;
+    s.current[it->second.first] -= it->second.second;
+    s.sizes.erase(it);
+  }
+};
+
+}  // namespace t3k

@@ -1,0 +1,303 @@
+// The forward Jacobian J and its chunked transpose J^T (SPEC.md sections 7-9) against brute-force references:
+// dense tangents T(v) built term by term, the subset expansion of probe jets, and the explicit Jacobian matrix.
+#include "test_devices.hpp"
+#include "frame_reference.hpp"
+
+#include "algorithms/probe_derivatives_transpose.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
+#include "core/memory_tracking.hpp"
+
+namespace {
+
+using namespace t3k_test;
+
+template <class C>
+using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
+template <class C>
+using Jets3 = Kokkos::View<typename C::scalar_type***, Kokkos::LayoutRight, typename C::memory_space>;
+template <class C>
+using Jets4 = Kokkos::View<typename C::scalar_type****, Kokkos::LayoutRight, typename C::memory_space>;
+
+template <class V>
+V random_view(V v, std::uint64_t seed) {
+  t3k::impl::HostNormalGenerator gen(seed);
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = typename V::value_type(gen.normal());
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+template <class C>
+std::vector<Probe2<C>> probe_stack(std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
+  std::vector<Probe2<C>> out;
+  for (std::size_t i = 0; i < shapes.size(); ++i) out.push_back(random_view(Probe2<C>("probe", w, shapes[i]), seed + i));
+  return out;
+}
+
+template <class View>
+std::vector<double> host_row(View const& v, std::size_t s) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  std::vector<double> r(h.extent(1));
+  for (std::size_t j = 0; j < r.size(); ++j) r[j] = double(h(s, j));
+  return r;
+}
+
+// Brute-force probe jets (s, k, j) of a dense tensor for every mode, flattened mode by mode.
+template <class C>
+std::vector<std::vector<double>> brute_jets(std::vector<double> const& dense, std::vector<std::size_t> const& shapes,
+                                            std::vector<Probe2<C>> const& ww, std::vector<Probe2<C>> const& pp,
+                                            std::size_t order) {
+  std::size_t const d = shapes.size(), w = ww[0].extent(0);
+  std::vector<std::vector<double>> out(d);
+  for (std::size_t i = 0; i < d; ++i) {
+    for (std::size_t s = 0; s < w; ++s) {
+      std::vector<std::vector<double>> ws(d), ps(d);
+      for (std::size_t m = 0; m < d; ++m) {
+        ws[m] = host_row(ww[m], s);
+        ps[m] = host_row(pp[m], s);
+      }
+      for (std::size_t k = 0; k <= order; ++k) {
+        auto z = subset_expansion_jet(dense, shapes, i, k, ws, ps);
+        out[i].insert(out[i].end(), z.begin(), z.end());
+      }
+    }
+  }
+  return out;
+}
+
+double dot(std::vector<double> const& a, std::vector<double> const& b) {
+  double s = 0;
+  for (std::size_t e = 0; e < a.size(); ++e) s += a[e] * b[e];
+  return s;
+}
+
+// J(v) equals the probe jets of the dense tangent T(v), every order including K >= d, stacks of tangents.
+template <class C>
+void tangent_jets_match_brute_force() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 3, nt = 2;
+  for (auto const& fc : frame_shape_cases()) {
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 3);
+    auto v = random_variation_for_test(space, f, nt, 4);
+    auto ww = probe_stack<C>(fc.big_n, w, 10);
+    auto pp = probe_stack<C>(fc.big_n, w, 20);
+    std::size_t const d = fc.big_n.size();
+    for (std::size_t order = 0; order <= d + 1; ++order) {
+      auto z = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
+      for (std::size_t t = 0; t < nt; ++t) {
+        auto ref = brute_jets<C>(dense_tangent(f, v, t), fc.big_n, ww, pp, order);
+        for (std::size_t i = 0; i < d; ++i) {
+          auto zt = flat_host(Kokkos::subview(z[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+          ASSERT_EQ(zt.size(), ref[i].size());
+          double scale = 1;
+          for (auto x : ref[i]) scale = std::max(scale, std::abs(x));
+          for (std::size_t e = 0; e < zt.size(); ++e) {
+            EXPECT_NEAR(zt[e], ref[i][e], eps_times<S>(400) * scale) << "d=" << d << " K=" << order << " mode " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+// <J v, r> = <v, J^T r> for random ungauged v and r, stacks of tangents and residuals.
+template <class C>
+void adjoint_identity_holds() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 11, nt = 3;
+  for (auto const& fc : frame_shape_cases()) {
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 5);
+    auto v = random_variation_for_test(space, f, nt, 6);
+    auto ww = probe_stack<C>(fc.big_n, w, 30);
+    auto pp = probe_stack<C>(fc.big_n, w, 40);
+    std::size_t const d = fc.big_n.size();
+    for (std::size_t order : {std::size_t(0), std::size_t(1), std::size_t(2), d + 1}) {
+      auto jv = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
+      std::vector<Jets4<C>> r;
+      for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 50 + i));
+      auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
+      ASSERT_EQ(g.n_stack(), nt);
+      for (std::size_t t = 0; t < nt; ++t) {
+        double lhs = 0, rhs = 0, njv = 0, nr = 0;
+        for (std::size_t i = 0; i < d; ++i) {
+          auto a = flat_host(Kokkos::subview(jv[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+          auto b = flat_host(Kokkos::subview(r[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+          lhs += dot(a, b);
+          njv += dot(a, a);
+          nr += dot(b, b);
+          rhs += dot(flat_host(Kokkos::subview(v.tucker[i], t, Kokkos::ALL, Kokkos::ALL)),
+                     flat_host(Kokkos::subview(g.tucker[i], t, Kokkos::ALL, Kokkos::ALL)));
+          rhs += dot(flat_host(Kokkos::subview(v.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL)),
+                     flat_host(Kokkos::subview(g.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL)));
+        }
+        // 1e-12 in double (SPEC.md section 12, test 6); float: a few hundred epsilons of the same scale.
+        double const tol = std::max(1e-12, eps_times<S>(500)) * std::sqrt(njv * nr);
+        EXPECT_NEAR(lhs, rhs, tol) << "d=" << d << " K=" << order << " t=" << t;
+      }
+    }
+  }
+}
+
+// J^T equals the transpose of the explicit Jacobian matrix (columns: dense tangents of unit variations), summed
+// and per probe; per-probe results summed over W equal the summed result.
+template <class C>
+void transpose_matches_explicit_jacobian() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 3, order = 2;
+  for (std::size_t case_index : {0, 1, 2, 4}) {
+    auto fc = frame_shape_cases()[case_index];
+    std::size_t const d = fc.big_n.size();
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 7);
+    auto ww = probe_stack<C>(fc.big_n, w, 60);
+    auto pp = probe_stack<C>(fc.big_n, w, 70);
+    std::vector<Jets3<C>> r;
+    for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets3<C>("r", w, order + 1, fc.big_n[i]), 80 + i));
+    std::vector<std::vector<double>> rh;
+    for (auto const& ri : r) rh.push_back(flat_host(ri));
+    auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
+    auto gp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, t3k::TransposeOptions{false, t3k::ChunkSize::none()});
+    ASSERT_EQ(gp.n_stack(), w);
+    // Walk every variation entry: a unit variation e gives column J e; then (J^T r)[e] = <J e, r>.
+    auto unit = t3k::zero_variation<S>(space, f, 1);
+    auto check_core = [&](auto const& var_core, auto const& g_core, auto const& gp_core, std::string const& name) {
+      auto hv = Kokkos::create_mirror_view(var_core);
+      auto hg = flat_host(g_core);
+      auto hgp = flat_host(gp_core);
+      std::size_t const entries = hv.span();
+      for (std::size_t e = 0; e < entries; ++e) {
+        Kokkos::deep_copy(hv, S(0));
+        hv.data()[e] = S(1);
+        Kokkos::deep_copy(var_core, hv);
+        auto column = brute_jets<C>(dense_tangent(f, unit, 0), fc.big_n, ww, pp, order);
+        double summed = 0;
+        for (std::size_t s = 0; s < w; ++s) {
+          double per_probe = 0;
+          for (std::size_t i = 0; i < d; ++i) {
+            std::size_t const block = (order + 1) * fc.big_n[i];
+            for (std::size_t q = s * block; q < (s + 1) * block; ++q) per_probe += column[i][q] * rh[i][q];
+          }
+          EXPECT_NEAR(hgp[s * entries + e], per_probe, std::max(1e-12, eps_times<S>(200)) * 10)
+              << name << " entry " << e << " probe " << s;
+          summed += per_probe;
+        }
+        EXPECT_NEAR(hg[e], summed, std::max(1e-12, eps_times<S>(200)) * 10) << name << " entry " << e;
+      }
+      Kokkos::deep_copy(hv, S(0));
+      Kokkos::deep_copy(var_core, hv);
+    };
+    for (std::size_t i = 0; i < d; ++i) {
+      check_core(unit.tucker[i], g.tucker[i], gp.tucker[i], "V~_" + std::to_string(i));
+      check_core(unit.tt[i], g.tt[i], gp.tt[i], "H~_" + std::to_string(i));
+    }
+  }
+}
+
+// Summed J^T is bitwise the unchunked result for every chunk size (SPEC.md section 9); per-probe results too.
+template <class C>
+void chunked_transpose_equals_dense_bitwise() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 100, nt = 2, order = 2;
+  for (std::size_t case_index : {0, 3}) {
+    auto fc = frame_shape_cases()[case_index];
+    std::size_t const d = fc.big_n.size();
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 9);
+    auto ww = probe_stack<C>(fc.big_n, w, 90);
+    auto pp = probe_stack<C>(fc.big_n, w, 95);
+    std::vector<Jets4<C>> r;
+    for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 99 + i));
+    auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
+    auto dense_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::none()});
+    for (std::size_t c : {std::size_t(1), std::size_t(7), std::size_t(32), w - 1, w, w + 3}) {
+      auto chunked = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::of(c)});
+      auto chunked_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::of(c)});
+      for (std::size_t i = 0; i < d; ++i) {
+        EXPECT_EQ(flat_host(chunked.tucker[i]), flat_host(dense.tucker[i])) << "chunk " << c << " V~_" << i;
+        EXPECT_EQ(flat_host(chunked.tt[i]), flat_host(dense.tt[i])) << "chunk " << c << " H~_" << i;
+        EXPECT_EQ(flat_host(chunked_pp.tucker[i]), flat_host(dense_pp.tucker[i])) << "chunk " << c;
+        EXPECT_EQ(flat_host(chunked_pp.tt[i]), flat_host(dense_pp.tt[i])) << "chunk " << c;
+      }
+    }
+    // Per-probe gradients summed over W equal the summed gradient (to rounding: a different summation order).
+    for (std::size_t i = 0; i < d; ++i) {
+      auto summed = flat_host(dense.tucker[i]);
+      auto per = flat_host(dense_pp.tucker[i]);
+      std::size_t const entries = summed.size() / nt;
+      for (std::size_t t = 0; t < nt; ++t)
+        for (std::size_t e = 0; e < entries; ++e) {
+          double acc = 0;
+          for (std::size_t s = 0; s < w; ++s) acc += per[(t * w + s) * entries + e];
+          EXPECT_NEAR(acc, summed[t * entries + e], eps_times<S>(400) * 10);
+        }
+    }
+  }
+}
+
+// Under sum_over_probes = true, the bytes J^T allocates depend on the chunk size and not on W (measured).
+template <class C>
+void peak_memory_grows_with_chunk_not_probes() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto fc = frame_shape_cases()[3];
+  std::size_t const d = fc.big_n.size(), order = 2;
+  auto f = random_frame<S, typename C::memory_space>(space, fc, 1);
+  auto measure = [&](std::size_t w, std::size_t chunk) {
+    auto ww = probe_stack<C>(fc.big_n, w, 1);
+    auto pp = probe_stack<C>(fc.big_n, w, 2);
+    std::vector<Jets3<C>> r;
+    for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets3<C>("r", w, order + 1, fc.big_n[i]), 3));
+    space.fence();
+    t3k::AllocationTracker tracker;
+    {
+      auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::of(chunk)});
+      space.fence();
+    }
+    return tracker.peak(typename C::memory_space().name());
+  };
+  auto small_w = measure(400, 16);
+  auto large_w = measure(1600, 16);
+  auto larger_chunk = measure(1600, 64);
+  EXPECT_GT(small_w, 0);
+  EXPECT_EQ(small_w, large_w) << "peak bytes must not grow with W at a fixed chunk size";
+  EXPECT_GT(larger_chunk, large_w) << "peak bytes grow with the chunk size";
+}
+
+template <class C>
+void bad_residuals_throw() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto fc = frame_shape_cases()[0];
+  auto f = random_frame<S, typename C::memory_space>(space, fc, 1);
+  auto ww = probe_stack<C>(fc.big_n, 4, 1);
+  std::vector<Jets3<C>> r{Jets3<C>("r", 4, 3, 4), Jets3<C>("r", 4, 3, 3), Jets3<C>("r", 4, 2, 5)};
+  try {
+    t3k::probe_derivatives_transpose(space, f, ww, ww, r);
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find("residuals[2] has shape [4 x 2 x 5], expected [4 x 3 x 5]"),
+              std::string::npos)
+        << e.what();
+  }
+  auto v = t3k::zero_variation<S>(space, f, 1);
+  v.tt.pop_back();
+  EXPECT_THROW(t3k::tangent_probe_derivatives(space, f, v, ww, ww, 1), t3k::DimensionMismatch);
+  EXPECT_THROW(t3k::ChunkSize::of(0), t3k::InvalidArgument);
+  EXPECT_THROW(t3k::ChunkSize::parse("-3"), t3k::InvalidArgument);
+  EXPECT_EQ(t3k::ChunkSize::parse("17").rows(), 17u);
+}
+
+template <class C>
+class JacobianTest : public ::testing::Test {};
+TYPED_TEST_SUITE(JacobianTest, TestConfigs);
+
+TYPED_TEST(JacobianTest, TangentJetsMatchBruteForce) { tangent_jets_match_brute_force<TypeParam>(); }
+TYPED_TEST(JacobianTest, AdjointIdentityHolds) { adjoint_identity_holds<TypeParam>(); }
+TYPED_TEST(JacobianTest, TransposeMatchesExplicitJacobian) { transpose_matches_explicit_jacobian<TypeParam>(); }
+TYPED_TEST(JacobianTest, ChunkedTransposeEqualsDenseBitwise) { chunked_transpose_equals_dense_bitwise<TypeParam>(); }
+TYPED_TEST(JacobianTest, PeakMemoryGrowsWithChunkNotProbes) { peak_memory_grows_with_chunk_not_probes<TypeParam>(); }
+TYPED_TEST(JacobianTest, BadResidualsThrow) { bad_residuals_throw<TypeParam>(); }
+
+}  // namespace

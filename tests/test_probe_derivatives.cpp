@@ -1,0 +1,221 @@
+// Probe jets of T3s (SPEC.md sections 2 and 4) against the brute-force subset expansion of dense tensors.
+#include "test_devices.hpp"
+#include "reference.hpp"
+
+#include "algorithms/probe_derivatives.hpp"
+#include "algorithms/random_t3.hpp"
+#include "algorithms/to_dense.hpp"
+#include "core/impl/host_random.hpp"
+
+namespace {
+
+using namespace t3k_test;
+
+template <class C>
+using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
+
+template <class C>
+std::vector<Probe2<C>> random_probe_stack(std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
+  std::vector<Probe2<C>> out;
+  t3k::impl::HostNormalGenerator gen(seed);
+  for (auto n : shapes) {
+    Probe2<C> v("probe", w, n);
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t s = 0; s < w; ++s)
+      for (std::size_t j = 0; j < n; ++j) h(s, j) = typename C::scalar_type(gen.normal());
+    Kokkos::deep_copy(v, h);
+    out.push_back(v);
+  }
+  return out;
+}
+
+template <class View>
+std::vector<double> row(View const& h, std::size_t s) {
+  std::vector<double> r(h.extent(1));
+  for (std::size_t j = 0; j < r.size(); ++j) r[j] = double(h(s, j));
+  return r;
+}
+
+struct T3Case {
+  std::vector<std::size_t> big_n, n, r;
+};
+
+std::vector<T3Case> t3_cases() {
+  return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
+          {{5}, {2}, {1, 1}},                              {{3}, {4}, {2, 3}},
+          {{3, 4}, {2, 3}, {1, 2, 1}},                     {{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}},
+          {{6, 2, 5, 3, 4}, {3, 2, 2, 1, 7}, {2, 1, 3, 2, 2, 2}}};
+}
+
+// Every order K = 0..d+1 against the subset expansion, ragged ranks, boundary ranks != 1, n_i > N_i, d = 1..5.
+template <class C>
+void jets_match_subset_expansion() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 5;
+  for (auto const& tc : t3_cases()) {
+    auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 7);
+    auto dense = dense_tensor(host_t3(x));
+    auto ww = random_probe_stack<C>(tc.big_n, w, 1);
+    auto pp = random_probe_stack<C>(tc.big_n, w, 2);
+    std::size_t const d = tc.big_n.size();
+    for (std::size_t order = 0; order <= d + 1; ++order) {
+      auto z = t3k::probe_derivatives(space, x, ww, pp, order);
+      for (std::size_t i = 0; i < d; ++i) {
+        ASSERT_EQ(z[i].extent(1), order + 1);
+        auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, z[i]);
+        for (std::size_t s = 0; s < w; ++s) {
+          std::vector<std::vector<double>> ws(d), ps(d);
+          for (std::size_t m = 0; m < d; ++m) {
+            ws[m] = row(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, ww[m]), s);
+            ps[m] = row(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, pp[m]), s);
+          }
+          for (std::size_t k = 0; k <= order; ++k) {
+            auto ref = subset_expansion_jet(dense, tc.big_n, i, k, ws, ps);
+            double scale = 1;
+            for (auto v : ref) scale = std::max(scale, std::abs(v));
+            for (std::size_t j = 0; j < tc.big_n[i]; ++j) {
+              // Orders k >= d are exactly zero (no subset of the other d-1 modes is that large).
+              if (k >= d) {
+                EXPECT_EQ(double(hz(s, k, j)), 0.0);
+              } else {
+                EXPECT_NEAR(double(hz(s, k, j)), ref[j], eps_times<S>(200) * scale)
+                    << "d=" << d << " mode " << i << " order " << k << " probe " << s;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Order-0 probes equal contractions of to_dense; chunking and the uniform form change nothing.
+template <class C>
+void probes_match_dense_contraction() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto tc = t3_cases()[1];
+  auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 21);
+  auto dense_view = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t3k::to_dense(space, x));
+  std::vector<double> dense(dense_view.data(), dense_view.data() + dense_view.extent(0));
+  std::size_t const w = 9;
+  auto ww = random_probe_stack<C>(tc.big_n, w, 3);
+  auto z = t3k::probes(space, x, ww);
+  auto zu = t3k::probes(space, t3k::to_uniform(space, x), ww);
+  auto zc = t3k::probe_derivatives(space, x, ww, ww, 0, t3k::ChunkSize::of(4));
+  std::size_t const d = tc.big_n.size();
+  for (std::size_t i = 0; i < d; ++i) {
+    auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, z[i]);
+    auto hzu = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, zu[i]);
+    auto hzc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, zc[i]);
+    for (std::size_t s = 0; s < w; ++s) {
+      std::vector<std::vector<double>> ws(d);
+      for (std::size_t m = 0; m < d; ++m) ws[m] = row(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, ww[m]), s);
+      auto ref = contract_all_but(dense, tc.big_n, i, ws);
+      for (std::size_t j = 0; j < tc.big_n[i]; ++j) {
+        EXPECT_NEAR(double(hz(s, j)), ref[j], eps_times<S>(200));
+        EXPECT_EQ(hz(s, j), hzu(s, j));     // uniform form: same computation on the same numbers
+        EXPECT_EQ(hz(s, j), hzc(s, 0, j));  // chunked: bitwise the same
+      }
+    }
+  }
+}
+
+// Taylor coefficients against interpolation: z_i(t) at d distinct t from order-0 probes with w + t p.
+template <class C>
+void jets_are_taylor_coefficients() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::vector<std::size_t> big_n{3, 4, 2, 3}, n{2, 3, 2, 2}, r{1, 2, 2, 3, 1};
+  std::size_t const d = big_n.size(), w = 3;
+  auto x = t3k::random_t3<S>(space, big_n, n, r, 5);
+  auto ww = random_probe_stack<C>(big_n, w, 8);
+  auto pp = random_probe_stack<C>(big_n, w, 9);
+  auto jets = t3k::probe_derivatives(space, x, ww, pp, d - 1);
+  // z_i(t) = sum_k t^k z^(k): evaluate at t in {-1, 0.5, 1, 2} through shifted order-0 probes.
+  for (double t : {-1.0, 0.5, 1.0, 2.0}) {
+    std::vector<Probe2<C>> shifted;
+    for (std::size_t m = 0; m < d; ++m) {
+      Probe2<C> v("shifted", w, big_n[m]);
+      auto hw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, ww[m]);
+      auto hp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, pp[m]);
+      auto hv = Kokkos::create_mirror_view(v);
+      for (std::size_t s = 0; s < w; ++s)
+        for (std::size_t j = 0; j < big_n[m]; ++j) hv(s, j) = S(hw(s, j) + t * hp(s, j));
+      Kokkos::deep_copy(v, hv);
+      shifted.push_back(v);
+    }
+    auto z = t3k::probes(space, x, shifted);
+    for (std::size_t i = 0; i < d; ++i) {
+      auto hz = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, z[i]);
+      auto hj = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, jets[i]);
+      for (std::size_t s = 0; s < w; ++s)
+        for (std::size_t j = 0; j < big_n[i]; ++j) {
+          double poly = 0, tk = 1;
+          for (std::size_t k = 0; k < d; ++k, tk *= t) poly += tk * double(hj(s, k, j));
+          EXPECT_NEAR(poly, double(hz(s, j)), eps_times<S>(2000)) << "t=" << t;
+        }
+    }
+  }
+}
+
+template <class View>
+std::vector<double> flat(View const& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  return std::vector<double>(h.data(), h.data() + h.span());
+}
+
+// The symmetric convenience broadcasts one (w, p) to every mode.
+template <class C>
+void symmetric_probes_broadcast() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::vector<std::size_t> big_n{4, 4, 4};
+  auto x = t3k::random_t3<S>(space, big_n, {2, 3, 2}, {1, 2, 2, 1}, 4);
+  auto w = random_probe_stack<C>({4}, 6, 1)[0];
+  auto p = random_probe_stack<C>({4}, 6, 2)[0];
+  auto zs = t3k::probe_derivatives_symmetric(space, x, w, p, 2);
+  auto z = t3k::probe_derivatives(space, x, std::vector<Probe2<C>>(3, w), std::vector<Probe2<C>>(3, p), 2);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(flat(zs[i]), flat(z[i]));
+  auto bad = t3k::random_t3<S>(space, {4, 3}, {2, 2}, {1, 2, 1}, 4);
+  EXPECT_THROW(t3k::probe_derivatives_symmetric(space, bad, w, p, 1), t3k::DimensionMismatch);
+}
+
+template <class C>
+void bad_probe_stacks_throw() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto x = t3k::random_t3<S>(space, {4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}, 1);
+  auto ww = random_probe_stack<C>({4, 5, 3}, 4, 1);
+  auto two = std::vector<Probe2<C>>(ww.begin(), ww.begin() + 2);
+  try {
+    t3k::probes(space, x, two);
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find("got 2 ww probe-vector arrays for a T3 with d = 3"), std::string::npos)
+        << e.what();
+  }
+  auto wrong = random_probe_stack<C>({4, 6, 3}, 4, 1);
+  try {
+    t3k::probe_derivatives(space, x, wrong, wrong, 1);
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find("ww[1] has shape [4 x 6], expected [4 x 5]"), std::string::npos) << e.what();
+  }
+  auto fewer = random_probe_stack<C>({4, 5, 3}, 3, 1);
+  EXPECT_THROW(t3k::probe_derivatives(space, x, ww, fewer, 1), t3k::DimensionMismatch);
+}
+
+
+template <class C>
+class ProbeDerivativesTest : public ::testing::Test {};
+TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs);
+
+TYPED_TEST(ProbeDerivativesTest, JetsMatchSubsetExpansion) { jets_match_subset_expansion<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, ProbesMatchDenseContraction) { probes_match_dense_contraction<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, JetsAreTaylorCoefficients) { jets_are_taylor_coefficients<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, SymmetricProbesBroadcast) { symmetric_probes_broadcast<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, BadProbeStacksThrow) { bad_probe_stacks_throw<TypeParam>(); }
+
+}  // namespace
