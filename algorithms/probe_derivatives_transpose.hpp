@@ -7,6 +7,8 @@
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/probe_checks.hpp"
 #include "algorithms/impl/transpose_assembly.hpp"
+#include "algorithms/impl/transpose_workspace.hpp"
+#include "algorithms/estimate_chunk_size.hpp"
 #include "core/chunk_size.hpp"
 #include "core/impl/view_utils.hpp"
 #include "core/impl/workspace.hpp"
@@ -19,86 +21,17 @@
 
 namespace t3k {
 
-/// Probes per block of the fixed-order reduction of summed J^T (SPEC.md section 9). Block partials are added in
-/// block order; any chunk size gives the same bits because a block cut by a chunk boundary carries its partial.
-constexpr std::size_t reduction_block_size = 32;
-
 /// Options of probe_derivatives_transpose.
 struct TransposeOptions {
   /// true: V~, H~ summed over all probes (the Gauss-Newton gradient J^T r); false: one gradient per probe.
   bool sum_over_probes = true;
-  /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once. Any
-  /// chunk size gives bitwise the same result. `auto` is resolved by the caller's estimator (until then: none).
+  /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once; auto:
+  /// the balance estimate for this call's shapes (estimate_chunk_size.hpp). Any chunk size gives bitwise the same
+  /// result.
   ChunkSize chunk_size = ChunkSize::none();
 };
 
 namespace impl {
-
-/// Workspace of one J^T call, carved from one allocation (see workspace.hpp). Every array the call allocates,
-/// apart from the returned gradient, is here; its sizes are the memory model.
-template <class Scalar, class MemorySpace>
-struct TransposeWorkspace {
-  using J3 = Jet3<Scalar, MemorySpace>;
-  using Flat = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  std::vector<J3> xi, mu, nu;                      // frame edge jets
-  std::vector<std::vector<J3>> deta, tau, sigma;   // per residual stack entry t
-  J3 eta, dxi;                                     // per core, transient
-  std::array<Flat, 3> transient;                   // sweep transients (jets of matrices)
-  std::array<Flat, 3> assembly;                    // Khatri-Rao jets MN, PX, XN of the current core
-  std::vector<Flat> open_tucker, open_tt;          // carried block partials, per (t, core); summed mode only
-};
-
-/// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks; used by the counting pass (the
-/// memory model) and by the real allocation alike.
-template <class Scalar, class MemorySpace>
-TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, MemorySpace>& arena,
-                                                         FrameShapes const& sh, std::size_t rows, std::size_t nt,
-                                                         int k1, bool summed) {
-  TransposeWorkspace<Scalar, MemorySpace> w;
-  std::size_t const d = sh.d();
-  int const kl = linear_jet_length(k1);
-  auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
-  auto const sweep = WorkspaceCategory::sweep;
-  std::size_t transient = 1, assembly_mn = 1, assembly_px = 1, assembly_xn = 1, vec_max = 1;
-  for (std::size_t i = 0; i < d; ++i) {
-    transient = max_of(transient, max_of(nu[i] * rl[i + 1], rr[i] * nu[i]));
-    transient = max_of(transient, max_of(no[i] * rr[i + 1], rl[i] * no[i]));
-    assembly_mn = max_of(assembly_mn, rl[i] * rr[i + 1]);
-    if (i + 1 < d) assembly_px = max_of(assembly_px, rl[i] * nu[i]);
-    if (i >= 1) assembly_xn = max_of(assembly_xn, nu[i] * rr[i + 1]);
-    vec_max = max_of(vec_max, no[i]);
-  }
-  for (std::size_t i = 0; i < d; ++i) w.xi.push_back(arena.take3(sweep, rows, kl, nu[i]));
-  for (std::size_t e = 0; e <= d; ++e) w.mu.push_back(arena.take3(sweep, rows, k1, e < d ? rl[e] : 0));
-  for (std::size_t e = 0; e <= d; ++e) w.nu.push_back(arena.take3(sweep, rows, k1, e > 0 ? rr[e] : 0));
-  w.deta.resize(nt);
-  w.tau.resize(nt);
-  w.sigma.resize(nt);
-  for (std::size_t t = 0; t < nt; ++t) {
-    for (std::size_t i = 0; i < d; ++i) w.deta[t].push_back(arena.take3(sweep, rows, k1, nu[i]));
-    for (std::size_t e = 0; e <= d; ++e) {
-      bool const interior = e > 0 && e < d;
-      w.tau[t].push_back(arena.take3(sweep, rows, k1, interior ? rl[e] : 0));
-      w.sigma[t].push_back(arena.take3(sweep, rows, k1, interior ? rr[e] : 0));
-    }
-  }
-  w.eta = arena.take3(sweep, rows, k1, vec_max);
-  w.dxi = arena.take3(sweep, rows, kl, vec_max);
-  for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
-  auto const assembly = WorkspaceCategory::assembly;
-  w.assembly[0] = arena.take1(assembly, rows * std::size_t(k1) * assembly_mn);
-  w.assembly[1] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_px : 0);
-  w.assembly[2] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_xn : 0);
-  if (summed) {
-    for (std::size_t t = 0; t < nt; ++t) {
-      for (std::size_t i = 0; i < d; ++i) {
-        w.open_tucker.push_back(arena.take1(WorkspaceCategory::fixed, no[i] * big_n[i]));
-        w.open_tt.push_back(arena.take1(WorkspaceCategory::fixed, rl[i] * nu[i] * rr[i + 1]));
-      }
-    }
-  }
-  return w;
-}
 
 /// The t-th residual stack entry as a rank-3 (W, K+1, N) View.
 template <class ResidualView>
@@ -313,10 +246,9 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
     if (stacked) expected.insert(expected.begin(), nt);
     impl::check_shape(where, impl::concat("residuals[", i, "]"), residuals[i], expected);
   }
-  ChunkSize chunk = options.chunk_size;
-  if (chunk.kind() == ChunkSize::Kind::automatic) chunk = ChunkSize::none();
   bool const summed = options.sum_over_probes;
   auto const sh = impl::frame_shapes(frame);
+  ChunkSize const chunk = impl::resolve_chunk_size<Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
   T3Variation<Scalar, MemorySpace> out;
   std::size_t const n_stack = summed ? nt : nt * w;
   for (std::size_t i = 0; i < d; ++i) {

@@ -10,6 +10,10 @@
 
 namespace t3k {
 
+/// Probes per block of the fixed-order reduction of summed J^T (SPEC.md section 9). Block partials are added in
+/// block order; any chunk size gives the same bits because a block cut by a chunk boundary carries its partial.
+constexpr std::size_t reduction_block_size = 32;
+
 class ChunkSize {
  public:
   enum class Kind { none, fixed, automatic };

@@ -1,0 +1,206 @@
+#pragma once
+/// \file estimate_chunk_size.hpp
+/// The memory model of J^T and the chunk-size policies built on it (SPEC.md section 14).
+///
+/// T3K runs every stage of J^T on one chunk of probes at a time, so what J^T allocates is
+///   allocated(c) = fixed + c * (sweep + assembly) [+ W * output for per-probe results],
+/// where the per-row sizes are read off the very layout function that carves the workspace
+/// (impl::transpose_layout), so the model is exact by construction. The caller's data -- probe vectors,
+/// directions and residual jets, `input` bytes per probe row -- is the floor that any chunking keeps:
+///   peak(c) = W_local * input + allocated(c).
+/// Because the edge jets are chunk-local here (not resident for all W, as in SPEC.md's reference schedule), they
+/// sit on the chunk side of the balance: the balance policy picks the largest c with
+///   c * (sweep + assembly) <= W_local * input,
+/// so the workspace never exceeds the data and the total peak stays within twice the floor.
+
+#include "algorithms/impl/frame_shapes.hpp"
+#include "algorithms/impl/transpose_workspace.hpp"
+#include "core/chunk_size.hpp"
+#include "core/error.hpp"
+#include "core/tucker_tensor_train.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace t3k {
+
+/// Element type of a computation, for the byte counts of the memory model.
+enum class ScalarType { float32, float64 };
+
+inline std::size_t scalar_bytes(ScalarType s) { return s == ScalarType::float32 ? 4 : 8; }
+
+/// Byte counts of one J^T call (SPEC.md section 14).
+struct TransposeMemoryModel {
+  std::size_t input_bytes_per_row = 0;     ///< w, p and the residual jets of one probe: the caller's data
+  std::size_t sweep_bytes_per_row = 0;     ///< edge-variable jets and sweep transients of one chunk row
+  std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
+  std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
+  std::size_t fixed_bytes = 0;             ///< summed gradients and carried block partials
+
+  /// Bytes J^T itself allocates for `rows` probes processed `chunk` at a time.
+  std::size_t allocated_bytes(std::size_t rows, std::size_t chunk) const {
+    std::size_t const c = chunk < rows ? chunk : rows;
+    return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row);
+  }
+  /// Peak of the call including its inputs.
+  std::size_t peak_bytes(std::size_t rows, std::size_t chunk) const {
+    return rows * input_bytes_per_row + allocated_bytes(rows, chunk);
+  }
+};
+
+namespace impl {
+
+/// Frame shapes of a T3 with the given shapes, by the rank rules of SPEC.md section 5 (tails squashed, QR keeps
+/// generic ranks).
+inline FrameShapes frame_shapes_of_t3(std::string const& where, std::vector<std::size_t> const& mode_shapes,
+                                      std::vector<std::size_t> const& tucker_ranks,
+                                      std::vector<std::size_t> const& tt_ranks) {
+  check_t3_shape_lists(where, mode_shapes, tucker_ranks, tt_ranks);
+  std::size_t const d = mode_shapes.size();
+  FrameShapes sh;
+  sh.big_n = mode_shapes;
+  sh.nu.resize(d);
+  sh.no.resize(d);
+  sh.rl.assign(d + 1, 1);
+  sh.rr.assign(d + 1, 1);
+  for (std::size_t i = 0; i < d; ++i) sh.nu[i] = min_of(tucker_ranks[i], mode_shapes[i]);
+  for (std::size_t i = 0; i + 1 < d; ++i) sh.rl[i + 1] = min_of(sh.rl[i] * sh.nu[i], tt_ranks[i + 1]);
+  for (std::size_t i = d - 1; i >= 1; --i) sh.rr[i] = min_of(sh.rl[i], sh.nu[i] * sh.rr[i + 1]);
+  for (std::size_t i = 0; i < d; ++i) sh.no[i] = min_of(sh.rl[i] * sh.rr[i + 1], sh.nu[i]);
+  return sh;
+}
+
+template <class Scalar>
+TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std::size_t order, std::size_t n_tangent,
+                                                     bool sum_over_probes) {
+  int const k1 = general_jet_length(order, sh.d());
+  // The layout is affine in the chunk rows: count it at 0 and 1 row.
+  WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
+  (void)transpose_layout(at0, sh, 0, n_tangent, k1, sum_over_probes);
+  (void)transpose_layout(at1, sh, 1, n_tangent, k1, sum_over_probes);
+  TransposeMemoryModel m;
+  std::size_t const s = sizeof(Scalar);
+  m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));
+  m.assembly_bytes_per_row = s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly));
+  std::size_t variation = 0, sum_n = 0;
+  for (std::size_t i = 0; i < sh.d(); ++i) {
+    variation += sh.no[i] * sh.big_n[i] + sh.rl[i] * sh.nu[i] * sh.rr[i + 1];
+    sum_n += sh.big_n[i];
+  }
+  m.fixed_bytes = s * at0.size();
+  if (sum_over_probes) {
+    m.fixed_bytes += s * n_tangent * variation;
+  } else {
+    m.output_bytes_per_row = s * n_tangent * variation;
+  }
+  m.input_bytes_per_row = s * (2 + n_tangent * (order + 1)) * sum_n;
+  return m;
+}
+
+}  // namespace impl
+
+/// The exact memory model of J^T for the given shapes (T3 shapes: frame ranks follow SPEC.md section 5).
+/// \param order K; \param n_tangent residual stacks per call; \param sum_over_probes as in TransposeOptions.
+/// **Throws:** InvalidArgument / DimensionMismatch for bad shape lists.
+inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> const& mode_shapes,
+                                                   std::vector<std::size_t> const& tucker_ranks,
+                                                   std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                                   std::size_t n_tangent = 1, bool sum_over_probes = true,
+                                                   ScalarType scalar = ScalarType::float64) {
+  auto const sh = impl::frame_shapes_of_t3("t3k::transpose_memory_model", mode_shapes, tucker_ranks, tt_ranks);
+  return scalar == ScalarType::float32
+             ? impl::transpose_memory_model_elements<float>(sh, order, n_tangent, sum_over_probes)
+             : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes);
+}
+
+namespace impl {
+
+inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
+  return (n_probes + n_shards - 1) / n_shards;
+}
+
+/// Balance policy on a model: the largest c with c * (sweep + assembly) <= rows * input, at least 1, at most rows,
+/// rounded down to a multiple of the reduction block when it is larger than one block.
+inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows) {
+  if (rows == 0) return 1;
+  std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+  if (per_row <= m.input_bytes_per_row) return rows;
+  // rows * input / per_row without overflow for any realistic sizes (both factors < 2^40).
+  std::size_t c = static_cast<std::size_t>((static_cast<long double>(rows) * m.input_bytes_per_row) / per_row);
+  if (c >= rows) return rows;
+  if (c > reduction_block_size) c -= c % reduction_block_size;
+  return c < 1 ? 1 : c;
+}
+
+}  // namespace impl
+
+/// Balance chunk size for J^T (SPEC.md section 14): the largest chunk whose workspace stays within the bytes of the
+/// probe data itself, so the assembly is never the tallest pole; W_local = ceil(n_probes / n_shards) when that
+/// already fits. Results are cached by shape; no kernel runs and nothing is allocated.
+/// **Throws:** InvalidArgument for n_shards = 0 or bad shape lists.
+inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shapes,
+                                       std::vector<std::size_t> const& tucker_ranks,
+                                       std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                       std::size_t n_probes, std::size_t n_tangent = 1, std::size_t n_shards = 1,
+                                       ScalarType scalar = ScalarType::float64) {
+  if (n_shards == 0) throw InvalidArgument("t3k::estimate_chunk_size: n_shards must be >= 1 (got 0)");
+  using Key = std::tuple<std::vector<std::size_t>, std::vector<std::size_t>, std::vector<std::size_t>, std::size_t,
+                         std::size_t, std::size_t, std::size_t, int>;
+  static std::mutex mutex;
+  static std::map<Key, std::size_t> cache;
+  Key key{mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, int(scalar)};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  std::size_t const c = impl::balance_chunk(model, impl::local_rows(n_probes, n_shards));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, c);
+  return c;
+}
+
+/// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`.
+/// **Throws:** InvalidArgument stating the bytes needed when even a chunk of 1 probe does not fit.
+inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_shapes,
+                                         std::vector<std::size_t> const& tucker_ranks,
+                                         std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                         std::size_t n_probes, std::size_t target_bytes, std::size_t n_tangent = 1,
+                                         std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
+  if (n_shards == 0) throw InvalidArgument("t3k::max_chunk_size_within: n_shards must be >= 1 (got 0)");
+  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  std::size_t const rows = impl::local_rows(n_probes, n_shards);
+  std::size_t const floor_bytes = model.peak_bytes(rows, 1);
+  if (rows == 0) return 1;
+  if (floor_bytes > target_bytes) {
+    throw InvalidArgument(impl::concat("t3k::max_chunk_size_within: even a chunk of 1 probe needs ", floor_bytes,
+                                       " bytes (", rows, " probe rows of data at ", model.input_bytes_per_row,
+                                       " bytes, ", model.fixed_bytes, " fixed bytes, ",
+                                       model.sweep_bytes_per_row + model.assembly_bytes_per_row,
+                                       " bytes per chunk row), more than the target of ", target_bytes, " bytes"));
+  }
+  std::size_t const per_row = model.sweep_bytes_per_row + model.assembly_bytes_per_row;
+  std::size_t const spare = target_bytes - (floor_bytes - per_row);
+  std::size_t const c = per_row == 0 ? rows : spare / per_row;
+  return c < rows ? (c < 1 ? 1 : c) : rows;
+}
+
+namespace impl {
+
+/// Turns `auto` into a fixed chunk for a call with these frame shapes; none and fixed pass through.
+template <class Scalar>
+ChunkSize resolve_chunk_size(ChunkSize requested, FrameShapes const& sh, std::size_t order, std::size_t n_probes,
+                             std::size_t n_tangent) {
+  if (requested.kind() != ChunkSize::Kind::automatic) return requested;
+  auto const model = transpose_memory_model_elements<Scalar>(sh, order, n_tangent, true);
+  return ChunkSize::of(balance_chunk(model, n_probes > 0 ? n_probes : 1));
+}
+
+}  // namespace impl
+}  // namespace t3k

@@ -1,0 +1,182 @@
+// The memory model of J^T against measured allocations, and the chunk-size policies (SPEC.md section 14).
+#include "test_devices.hpp"
+#include "frame_reference.hpp"
+
+#include "algorithms/estimate_chunk_size.hpp"
+#include "algorithms/probe_derivatives_transpose.hpp"
+#include "core/memory_tracking.hpp"
+
+#include <chrono>
+
+namespace {
+
+using namespace t3k_test;
+
+struct T3Shapes {
+  std::vector<std::size_t> big_n, n, r;
+  std::size_t order, n_tangent;
+};
+
+// Six shape sets: ragged, N >> n, large r, n_t > 1, K = 0, d = 1.
+std::vector<T3Shapes> model_cases() {
+  return {{{4, 5, 6, 3}, {3, 4, 2, 3}, {1, 2, 3, 2, 1}, 2, 1},
+          {{200, 150, 180}, {3, 2, 4}, {1, 3, 4, 1}, 2, 1},              // N >> n: Tucker side dominates
+          {{8, 8, 8, 8, 8}, {8, 8, 8, 8, 8}, {1, 8, 32, 32, 8, 1}, 2, 1},  // large r: TT assembly dominates
+          {{6, 7, 5, 6}, {4, 4, 4, 4}, {1, 4, 9, 4, 1}, 1, 3},           // stacks of residuals
+          {{9, 4, 7}, {3, 4, 3}, {1, 3, 5, 1}, 0, 2},                    // order 0
+          {{12}, {5}, {1, 1}, 3, 1}};                                    // d = 1
+}
+
+FrameShapeCase frame_case_of(T3Shapes const& c) {
+  auto sh = t3k::impl::frame_shapes_of_t3("test", c.big_n, c.n, c.r);
+  return {sh.big_n, sh.nu, sh.no, sh.rl, sh.rr};
+}
+
+template <class C>
+using Jets4 = Kokkos::View<typename C::scalar_type****, Kokkos::LayoutRight, typename C::memory_space>;
+template <class C>
+using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
+
+// Measured peak bytes of J^T equal the model (within 5% required; the model is exact by construction, so the
+// test asserts equality up to 64 bytes of allocation rounding per View).
+template <class C>
+void measured_peak_matches_model() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  t3k::ScalarType const type = sizeof(S) == 4 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
+  std::size_t const w = 120;
+  for (auto const& mc : model_cases()) {
+    auto fc = frame_case_of(mc);
+    std::size_t const d = fc.big_n.size();
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 2);
+    std::vector<Probe2<C>> ww, pp;
+    std::vector<Jets4<C>> r;
+    for (std::size_t i = 0; i < d; ++i) {
+      ww.push_back(Probe2<C>("w", w, fc.big_n[i]));
+      pp.push_back(Probe2<C>("p", w, fc.big_n[i]));
+      r.push_back(Jets4<C>("r", mc.n_tangent, w, mc.order + 1, fc.big_n[i]));
+    }
+    for (bool summed : {true, false}) {
+      auto model = t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent, summed, type);
+      // Inputs as the model counts them: w, p and the residual stack.
+      std::size_t sum_n = 0;
+      for (auto n : fc.big_n) sum_n += n;
+      EXPECT_EQ(model.input_bytes_per_row, sizeof(S) * (2 + mc.n_tangent * (mc.order + 1)) * sum_n);
+      for (std::size_t chunk : {std::size_t(1), std::size_t(37), w}) {
+        space.fence();
+        std::int64_t measured = 0;
+        {
+          t3k::AllocationTracker tracker;
+          auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {summed, t3k::ChunkSize::of(chunk)});
+          space.fence();
+          measured = tracker.peak(typename C::memory_space().name());
+        }
+        double const predicted = double(model.allocated_bytes(w, chunk));
+        EXPECT_NEAR(double(measured), predicted, 64.0 * (4 * d + 2))
+            << "d=" << d << " K=" << mc.order << " n_t=" << mc.n_tangent << " chunk " << chunk
+            << (summed ? " summed" : " per probe");
+        EXPECT_LE(std::abs(double(measured) - predicted), 0.05 * predicted);
+      }
+    }
+  }
+}
+
+// The balance estimate: the largest chunk (to the reduction block) whose workspace stays within the probe data.
+void estimate_follows_balance_policy() {
+  for (auto const& mc : model_cases()) {
+    for (std::size_t w : {std::size_t(1), std::size_t(100), std::size_t(100000), std::size_t(1000000)}) {
+      std::size_t const c = t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, mc.order, w, mc.n_tangent);
+      auto const m = t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent);
+      std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+      ASSERT_GE(c, 1u);
+      ASSERT_LE(c, w);
+      if (c < w) {
+        if (c > 1) {
+          EXPECT_LE(double(c) * per_row, double(w) * m.input_bytes_per_row);  // never the tallest pole
+        }
+        // Maximal up to the rounding to whole reduction blocks.
+        EXPECT_GT(double(c + t3k::reduction_block_size) * per_row, double(w) * m.input_bytes_per_row);
+        if (c > t3k::reduction_block_size) EXPECT_EQ(c % t3k::reduction_block_size, 0u);
+      } else {
+        EXPECT_TRUE(per_row * w <= w * m.input_bytes_per_row || c == w);
+      }
+    }
+  }
+  // Large ranks with small data: chunking is needed; shards shrink the local rows.
+  std::vector<std::size_t> big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
+  std::size_t const one = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  std::size_t const four = t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 4);
+  EXPECT_LT(one, 100000u);
+  EXPECT_LE(four, (100000u + 3) / 4);
+  EXPECT_GE(four, one / 4 - t3k::reduction_block_size);
+  EXPECT_THROW(t3k::estimate_chunk_size(big_n, n, r, 2, 1000, 1, 0), t3k::InvalidArgument);
+  // Cached and cheap: a thousand calls take well under a second.
+  auto const t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < 1000; ++k) (void)t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds / 1000, 1e-3);
+}
+
+void max_chunk_within_cap() {
+  std::vector<std::size_t> big_n{64, 64, 64, 64}, n{8, 8, 8, 8}, r{1, 8, 32, 8, 1};
+  auto const m = t3k::transpose_memory_model(big_n, n, r, 2);
+  std::size_t const w = 10000;
+  std::size_t const cap = m.peak_bytes(w, 100) + 10;
+  std::size_t const c = t3k::max_chunk_size_within(big_n, n, r, 2, w, cap);
+  EXPECT_EQ(c, 100u);
+  EXPECT_LE(m.peak_bytes(w, c), cap);
+  EXPECT_GT(m.peak_bytes(w, c + 1), cap);
+  EXPECT_EQ(t3k::max_chunk_size_within(big_n, n, r, 2, w, std::size_t(1) << 50), w);
+  try {
+    t3k::max_chunk_size_within(big_n, n, r, 2, w, 1000);
+    FAIL();
+  } catch (t3k::InvalidArgument const& e) {
+    EXPECT_NE(std::string(e.what()).find("even a chunk of 1 probe needs " + std::to_string(m.peak_bytes(w, 1))),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// chunk_size auto inside J^T gives the bits of chunk_size none.
+template <class C>
+void auto_chunk_equals_none_bitwise() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  T3Shapes mc{{8, 8, 8, 8}, {8, 8, 8, 8}, {1, 8, 16, 8, 1}, 2, 1};
+  auto fc = frame_case_of(mc);
+  auto f = random_frame<S, typename C::memory_space>(space, fc, 3);
+  std::size_t const w = 700;
+  std::vector<Probe2<C>> ww, pp;
+  std::vector<Kokkos::View<S***, Kokkos::LayoutRight, typename C::memory_space>> r;
+  t3k::impl::HostNormalGenerator gen(4);
+  auto fill = [&](auto v) {
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = S(gen.normal());
+    Kokkos::deep_copy(v, h);
+    return v;
+  };
+  for (std::size_t i = 0; i < 4; ++i) {
+    ww.push_back(fill(Probe2<C>("w", w, 8)));
+    pp.push_back(fill(Probe2<C>("p", w, 8)));
+    r.push_back(fill(Kokkos::View<S***, Kokkos::LayoutRight, typename C::memory_space>("r", w, 3, 8)));
+  }
+  std::size_t const c = t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, 2, w);
+  ASSERT_LT(c, w) << "the case must actually chunk";
+  auto a = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::automatic()});
+  auto b = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::none()});
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(flat_host(a.tt[i]), flat_host(b.tt[i]));
+    EXPECT_EQ(flat_host(a.tucker[i]), flat_host(b.tucker[i]));
+  }
+}
+
+template <class C>
+class MemoryModelTest : public ::testing::Test {};
+TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
+
+TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
+TYPED_TEST(MemoryModelTest, AutoChunkEqualsNoneBitwise) { auto_chunk_equals_none_bitwise<TypeParam>(); }
+TEST(ChunkEstimator, FollowsBalancePolicy) { estimate_follows_balance_policy(); }
+TEST(ChunkEstimator, MaxChunkWithinCap) { max_chunk_within_cap(); }
+
+}  // namespace
