@@ -4,7 +4,9 @@
 /// host in a fixed order with it and then copied, so the same seed gives the same numbers on every backend,
 /// compiler and standard library (std::normal_distribution is implementation-defined).
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 
 namespace t3k {
@@ -30,6 +32,18 @@ class HostNormalGenerator {
     spare_ = radius * std::sin(angle);
     has_spare_ = true;
     return radius * std::cos(angle);
+  }
+
+  /// The full generator state as three words, and its restoration: resumed runs continue the same stream.
+  std::array<std::uint64_t, 3> save() const {
+    std::uint64_t spare_bits = 0;
+    std::memcpy(&spare_bits, &spare_, sizeof(spare_bits));
+    return {state_, spare_bits, has_spare_ ? 1u : 0u};
+  }
+  void restore(std::array<std::uint64_t, 3> const& words) {
+    state_ = words[0];
+    std::memcpy(&spare_, &words[1], sizeof(spare_));
+    has_spare_ = words[2] != 0;
   }
 
   std::uint64_t next() {

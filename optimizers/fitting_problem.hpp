@@ -1,0 +1,205 @@
+#pragma once
+/// \file fitting_problem.hpp
+/// The fitting problem of SPEC.md section 15: probe pairs (w, p), order K, target jets y and optional per-probe
+/// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
+/// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
+
+#include "algorithms/estimate_chunk_size.hpp"
+#include "algorithms/gauge_projection.hpp"
+#include "algorithms/probe_derivatives.hpp"
+#include "algorithms/probe_derivatives_transpose.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
+#include "core/error.hpp"
+#include "core/orthogonal_frame.hpp"
+#include "core/t3_variation.hpp"
+#include "core/tucker_tensor_train.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace t3k {
+
+/// Data of a fit, in `MemorySpace`. All Views are LayoutRight: ww[i], pp[i] (W, N_i); targets[i] (W, K+1, N_i);
+/// weights (W) or empty for all ones.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct FittingProblem {
+  using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
+  std::vector<probe_type> ww, pp;
+  std::vector<jet_type> targets;
+  Kokkos::View<Scalar*, MemorySpace> weights;
+  std::size_t order = 0;
+
+  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
+  std::size_t n_modes() const { return ww.size(); }
+};
+
+namespace impl {
+
+/// Validates a problem against a model's mode shapes. **Throws:** DimensionMismatch naming the array.
+template <class Scalar, class MemorySpace>
+void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace> const& p,
+                   std::vector<std::size_t> const& mode_shapes) {
+  std::size_t const w = check_probe_stack(where, "ww", p.ww, mode_shapes);
+  std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
+  if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
+  check_jet_stack(where, "targets", p.targets, w, p.order, mode_shapes);
+  if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
+    throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
+  }
+  if (w == 0) throw InvalidArgument(where + ": the problem has no probes");
+}
+
+/// sum_s c_s sum_{k,j} a[s,k,j] b[s,k,j] over every mode (deterministic for a fixed backend and thread count).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+double weighted_jet_dot(ExecutionSpace const& space, std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
+                        std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& b,
+                        Kokkos::View<Scalar*, MemorySpace> weights) {
+  double total = 0;
+  bool const weighted = weights.data() != nullptr;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = a[i];
+    auto y = b[i];
+    int const w = int(x.extent(0)), k = int(x.extent(1)), n = int(x.extent(2));
+    double part = 0;
+    Kokkos::parallel_reduce(
+        "t3k::fitting::weighted_jet_dot", Kokkos::RangePolicy<ExecutionSpace>(space, 0, w),
+        KOKKOS_LAMBDA(int s, double& acc) {
+          double row = 0;
+          for (int q = 0; q < k; ++q)
+            for (int j = 0; j < n; ++j) row += double(x(s, q, j)) * double(y(s, q, j));
+          acc += weighted ? double(weights(s)) * row : row;
+        },
+        part);
+    total += part;
+  }
+  return total;
+}
+
+}  // namespace impl
+
+/// Loss, residual and probe jets at one point.
+template <class Scalar, class MemorySpace>
+struct LossEvaluation {
+  double loss = 0;                                                     ///< 0.5 sum c ||z - y||^2
+  std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
+};
+
+/// 0.5 sum_s c_s ||y_s||^2: the loss of X = 0, the normalization of the relative residual. **Blocking:** yes.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
+  return 0.5 * impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights);
+}
+
+/// Loss and residual jets of `x`. **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
+                                                  FittingProblem<Scalar, MemorySpace> const& problem,
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+  LossEvaluation<Scalar, MemorySpace> out;
+  auto z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);
+  std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> diff;
+  bool const weighted = problem.weights.data() != nullptr;
+  auto weights = problem.weights;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    auto zi = z[i];
+    auto yi = problem.targets[i];
+    Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace> di(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::fitting::difference"), zi.layout());
+    int const w = int(zi.extent(0)), k = int(zi.extent(1)), n = int(zi.extent(2));
+    // z becomes the residual c (z - y) in place; di keeps z - y for the loss.
+    Kokkos::parallel_for(
+        "t3k::fitting::residual", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {w, k, n}),
+        KOKKOS_LAMBDA(int s, int q, int j) {
+          Scalar const e = zi(s, q, j) - yi(s, q, j);
+          di(s, q, j) = e;
+          zi(s, q, j) = weighted ? weights(s) * e : e;
+        });
+    diff.push_back(di);
+  }
+  // 0.5 sum (z - y) . c (z - y), without weighting twice.
+  out.loss = 0.5 * impl::weighted_jet_dot(space, diff, z, Kokkos::View<Scalar*, MemorySpace>());
+  out.residual = std::move(z);
+  return out;
+}
+
+/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space,
+                                                     FittingProblem<Scalar, MemorySpace> const& problem,
+                                                     OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                     LossEvaluation<Scalar, MemorySpace> const& at,
+                                                     ChunkSize chunk_size) {
+  auto g = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, at.residual,
+                                       TransposeOptions{true, chunk_size});
+  gauge_project_in_place(space, frame, g);
+  return g;
+}
+
+/// Gauss-Newton products v -> gauge_project(J^T (c J v)) for a stack of gauged variations. **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
+                                                      FittingProblem<Scalar, MemorySpace> const& problem,
+                                                      OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                      T3Variation<Scalar, MemorySpace> const& v,
+                                                      ChunkSize chunk_size) {
+  auto jv = tangent_probe_derivatives(space, frame, v, problem.ww, problem.pp, problem.order);
+  if (problem.weights.data() != nullptr) {
+    auto weights = problem.weights;
+    for (auto& ji : jv) {
+      auto j = ji;
+      int const nt = int(j.extent(0)), w = int(j.extent(1)), rest = int(j.extent(2) * j.extent(3));
+      Kokkos::parallel_for(
+          "t3k::fitting::weight_jv", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {nt, w, rest}),
+          KOKKOS_LAMBDA(int t, int s, int e) { j.data()[(std::size_t(t) * w + s) * rest + e] *= weights(s); });
+    }
+  }
+  auto out = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, jv, TransposeOptions{true, chunk_size});
+  gauge_project_in_place(space, frame, out);
+  return out;
+}
+
+/// The sub-problem of the probes listed in `rows` (packed into new contiguous arrays, in the order given).
+/// **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
+                                                   FittingProblem<Scalar, MemorySpace> const& problem,
+                                                   std::vector<std::size_t> const& rows) {
+  FittingProblem<Scalar, MemorySpace> sub;
+  sub.order = problem.order;
+  std::size_t const b = rows.size();
+  Kokkos::View<std::size_t*, MemorySpace> index(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
+  auto h = Kokkos::create_mirror_view(index);
+  for (std::size_t q = 0; q < b; ++q) h(q) = rows[q];
+  Kokkos::deep_copy(space, index, h);
+  for (std::size_t i = 0; i < problem.n_modes(); ++i) {
+    for (int which = 0; which < 2; ++which) {
+      auto src = which == 0 ? problem.ww[i] : problem.pp[i];
+      typename FittingProblem<Scalar, MemorySpace>::probe_type dst(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::probes"), b, src.extent(1));
+      Kokkos::parallel_for(
+          "t3k::subset::gather_probes", impl::Policy2<ExecutionSpace>(space, {0, 0}, {int(b), int(src.extent(1))}),
+          KOKKOS_LAMBDA(int q, int j) { dst(q, j) = src(index(q), j); });
+      (which == 0 ? sub.ww : sub.pp).push_back(dst);
+    }
+    auto ys = problem.targets[i];
+    typename FittingProblem<Scalar, MemorySpace>::jet_type yd(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::targets"), b, ys.extent(1), ys.extent(2));
+    Kokkos::parallel_for(
+        "t3k::subset::gather_targets",
+        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(b), int(ys.extent(1)), int(ys.extent(2))}),
+        KOKKOS_LAMBDA(int q, int k, int j) { yd(q, k, j) = ys(index(q), k, j); });
+    sub.targets.push_back(yd);
+  }
+  if (problem.weights.data() != nullptr) {
+    auto src = problem.weights;
+    Kokkos::View<Scalar*, MemorySpace> dst(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
+    Kokkos::parallel_for(
+        "t3k::subset::gather_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, b),
+        KOKKOS_LAMBDA(std::size_t q) { dst(q) = src(index(q)); });
+    sub.weights = dst;
+  }
+  return sub;
+}
+
+}  // namespace t3k

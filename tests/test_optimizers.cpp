@@ -1,0 +1,296 @@
+// The four optimizers on planted problems (SPEC.md section 15), the gradient and the Gauss-Newton operator.
+#include "test_devices.hpp"
+#include "reference.hpp"
+
+#include "algorithms/random_t3.hpp"
+#include "algorithms/to_dense.hpp"
+#include "optimizers/adam.hpp"
+#include "optimizers/gradient_descent.hpp"
+#include "optimizers/mc_sgd.hpp"
+#include "optimizers/newton_cg.hpp"
+#include "optimizers/planted_problem.hpp"
+
+namespace {
+
+using namespace t3k_test;
+
+struct Planted {
+  std::vector<std::size_t> big_n, n, r;
+  std::size_t order, n_probes;
+};
+
+template <class X>
+double relative_dense_error(X const& a, X const& b) {
+  auto da = dense_tensor(host_t3(a));
+  auto db = dense_tensor(host_t3(b));
+  double num = 0, den = 0;
+  for (std::size_t e = 0; e < da.size(); ++e) {
+    num += (da[e] - db[e]) * (da[e] - db[e]);
+    den += db[e] * db[e];
+  }
+  return std::sqrt(num / den);
+}
+
+// newton_cg from a nearby start reaches a relative residual below 1e-10 and recovers the planted tensor.
+template <class C>
+void newton_cg_recovers_planted_t3() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::vector<Planted> cases{{{4, 5, 3, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 2, 40},
+                             {{3, 4, 3, 3, 4}, {2, 3, 3, 2, 2}, {1, 2, 4, 3, 2, 1}, 1, 60},
+                             {{3, 3, 3, 3, 3, 3}, {2, 2, 3, 3, 2, 2}, {1, 2, 4, 6, 4, 2, 1}, 0, 200}};
+  for (auto const& pc : cases) {
+    auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 1);
+    auto problem = t3k::make_planted_problem(space, truth, pc.n_probes, pc.order, 0.0, 2);
+    auto x0 = t3k::perturb_t3(space, truth, 1e-2, 3);
+    t3k::NewtonCgOptions o;
+    o.common.max_iterations = 30;
+    o.common.tol_relative_residual = 1e-12;
+    o.cg_max_iterations = 200;
+    auto fit = t3k::newton_cg(space, problem, x0, o);
+    ASSERT_FALSE(fit.history.empty());
+    EXPECT_LT(fit.history.back().relative_residual, 1e-10)
+        << "d=" << pc.big_n.size() << " K=" << pc.order << " stopped: " << fit.reason;
+    EXPECT_LT(relative_dense_error(fit.x, truth), 1e-8) << "d=" << pc.big_n.size();
+    for (std::size_t k = 1; k < fit.history.size(); ++k) EXPECT_LE(fit.history[k].loss, fit.history[k - 1].loss);
+  }
+}
+
+Planted gradient_case() { return {{4, 5, 3, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 2, 300}; }
+
+template <class C, class Fit>
+void reduces_loss_by_three_orders(Fit&& fit_fn, char const* name) {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 11);
+  auto problem = t3k::make_planted_problem(space, truth, pc.n_probes, pc.order, 0.0, 12);
+  auto x0 = t3k::perturb_t3(space, truth, 0.1, 13);
+  auto fit = fit_fn(space, problem, x0);
+  ASSERT_GE(fit.history.size(), 2u);
+  double const first = fit.history.front().loss;
+  double const last = fit.history.back().loss;
+  EXPECT_LT(last, 1e-3 * first) << name << ": loss " << first << " -> " << last << " (" << fit.reason << ", "
+                                << fit.history.size() - 1 << " iterations)";
+}
+
+template <class C>
+void gradient_descent_reduces_loss() {
+  reduces_loss_by_three_orders<C>(
+      [](auto const& space, auto const& problem, auto const& x0) {
+        t3k::GradientDescentOptions o;
+        o.common.max_iterations = 60;
+        return t3k::gradient_descent(space, problem, x0, o);
+      },
+      "gradient_descent");
+}
+
+template <class C>
+void mc_sgd_reduces_loss() {
+  reduces_loss_by_three_orders<C>(
+      [](auto const& space, auto const& problem, auto const& x0) {
+        t3k::McSgdOptions o;
+        o.common.max_iterations = 400;
+        o.batch_size = 64;
+        o.eval_every = 50;
+        return t3k::mc_sgd(space, problem, x0, o);
+      },
+      "mc_sgd");
+}
+
+template <class C>
+void adam_reduces_loss() {
+  reduces_loss_by_three_orders<C>(
+      [](auto const& space, auto const& problem, auto const& x0) {
+        t3k::AdamOptions o;
+        o.common.max_iterations = 300;
+        o.alpha_rel = 3e-2;
+        return t3k::adam(space, problem, x0, o);
+      },
+      "adam");
+}
+
+// The gradient is the derivative of the loss along the retraction: central differences converge like eps^2.
+template <class C>
+void gradient_matches_finite_differences() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 21);
+  auto problem = t3k::make_planted_problem(space, truth, 50, pc.order, 0.0, 22);
+  auto x = t3k::perturb_t3(space, truth, 0.3, 23);
+  auto frame = t3k::orthogonal_frame(space, x);
+  auto eval = t3k::evaluate_loss(space, problem, x);
+  auto g = t3k::riemannian_gradient(space, problem, frame, eval, t3k::ChunkSize::none());
+  auto v = t3k::random_variation(space, frame, 1, 24);
+  t3k::gauge_project_in_place(space, frame, v);
+  double const slope = double(t3k::variation_dot(space, g, v));
+  auto fd = [&](double eps) {
+    auto plus = t3k::evaluate_loss(space, problem, t3k::retract(space, frame, t3k::impl::scaled(space, v, eps))).loss;
+    auto minus = t3k::evaluate_loss(space, problem, t3k::retract(space, frame, t3k::impl::scaled(space, v, -eps))).loss;
+    return (plus - minus) / (2 * eps);
+  };
+  // Second-order convergence of the central difference along the retraction curve (the curve's own curvature
+  // and the loss's third derivative give a sizeable constant, hence small steps).
+  double const e1 = std::abs(fd(1e-3) - slope), e2 = std::abs(fd(1e-4) - slope);
+  EXPECT_LT(e2, 1e-4 * std::abs(slope)) << "slope " << slope << " vs " << fd(1e-4);
+  EXPECT_GT(e1 / e2, 30.0) << "central differences must converge at second order (" << e1 << ", " << e2 << ")";
+}
+
+// <u, GN v> = <GN u, v> and <v, GN v> >= 0 on random gauged tangents; stacks give the same products.
+template <class C>
+void gauss_newton_is_symmetric_psd() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 31);
+  auto problem = t3k::make_planted_problem(space, truth, 8, pc.order, 0.0, 32);  // few probes: GN is singular
+  auto frame = t3k::orthogonal_frame(space, truth);
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    auto u = t3k::random_variation(space, frame, 1, 100 + seed);
+    auto v = t3k::random_variation(space, frame, 1, 200 + seed);
+    t3k::gauge_project_in_place(space, frame, u);
+    t3k::gauge_project_in_place(space, frame, v);
+    auto gu = t3k::gauss_newton_product(space, problem, frame, u, t3k::ChunkSize::of(3));
+    auto gv = t3k::gauss_newton_product(space, problem, frame, v, t3k::ChunkSize::none());
+    double const a = double(t3k::variation_dot(space, u, gv));
+    double const b = double(t3k::variation_dot(space, gu, v));
+    EXPECT_NEAR(a, b, 1e-12 * (std::abs(a) + std::abs(b) + 1));
+    EXPECT_GE(double(t3k::variation_dot(space, v, gv)), -1e-14);
+  }
+}
+
+// auto chunking inside an optimizer gives iterates bit for bit equal to chunk_size none.
+template <class C>
+void auto_chunk_iterates_equal_none() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  Planted pc{{6, 6, 6, 6}, {4, 4, 4, 4}, {1, 4, 8, 4, 1}, 2, 300};
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 41);
+  auto problem = t3k::make_planted_problem(space, truth, pc.n_probes, pc.order, 0.0, 42);
+  auto x0 = t3k::perturb_t3(space, truth, 0.05, 43);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 3;
+  o.common.chunk_size = t3k::ChunkSize::automatic();
+  auto a = t3k::newton_cg(space, problem, x0, o);
+  o.common.chunk_size = t3k::ChunkSize::none();
+  auto b = t3k::newton_cg(space, problem, x0, o);
+  ASSERT_LT(a.chunk_size, pc.n_probes) << "the case must actually chunk";
+  ASSERT_EQ(a.history.size(), b.history.size());
+  for (std::size_t k = 0; k < a.history.size(); ++k) {
+    EXPECT_EQ(a.history[k].loss, b.history[k].loss);
+    EXPECT_EQ(a.history[k].gradient_norm, b.history[k].gradient_norm);
+  }
+  auto ha = host_t3(a.x), hb = host_t3(b.x);
+  EXPECT_EQ(ha.g, hb.g);
+  EXPECT_EQ(ha.u, hb.u);
+}
+
+// Same seed, same backend: the same iterates.
+template <class C>
+void minibatch_fits_are_reproducible() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 51);
+  auto problem = t3k::make_planted_problem(space, truth, 100, pc.order, 0.01, 52);
+  auto x0 = t3k::perturb_t3(space, truth, 0.1, 53);
+  t3k::McSgdOptions o;
+  o.common.max_iterations = 10;
+  o.common.seed = 7;
+  o.batch_size = 16;
+  o.eval_every = 1;
+  auto a = t3k::mc_sgd(space, problem, x0, o);
+  auto b = t3k::mc_sgd(space, problem, x0, o);
+  o.common.seed = 8;
+  auto c = t3k::mc_sgd(space, problem, x0, o);
+  ASSERT_EQ(a.history.size(), b.history.size());
+  for (std::size_t k = 0; k < a.history.size(); ++k) EXPECT_EQ(a.history[k].loss, b.history[k].loss);
+  EXPECT_NE(a.history.back().loss, c.history.back().loss);
+}
+
+// Resuming from the checkpoint of iteration 3 reproduces iterations 4..6 of an uninterrupted run bit for bit.
+template <class C, class Fit>
+void resume_reproduces_uninterrupted(Fit&& fit_fn, char const* name) {
+  using S = typename C::scalar_type;
+  using M = typename C::memory_space;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 61);
+  auto problem = t3k::make_planted_problem(space, truth, 120, pc.order, 0.01, 62);
+  auto x0 = t3k::perturb_t3(space, truth, 0.1, 63);
+  std::vector<t3k::OptimizerCheckpoint<S, M>> saved;
+  t3k::CheckpointControl<S, M> control;
+  control.every = 3;
+  control.write = [&](t3k::OptimizerCheckpoint<S, M> const& c) { saved.push_back(c); };
+  auto full = fit_fn(space, problem, x0, control);
+  ASSERT_EQ(saved.size(), 2u) << name;
+  EXPECT_EQ(saved[0].iteration, 3u);
+  t3k::CheckpointControl<S, M> resume;
+  resume.resume_from = &saved[0];
+  auto resumed = fit_fn(space, problem, x0, resume);
+  ASSERT_EQ(resumed.history.size(), full.history.size()) << name;
+  for (std::size_t k = 0; k < full.history.size(); ++k) {
+    EXPECT_EQ(resumed.history[k].loss, full.history[k].loss) << name << " iteration " << k;
+    EXPECT_EQ(resumed.history[k].gradient_norm, full.history[k].gradient_norm) << name << " iteration " << k;
+  }
+  auto a = host_t3(full.x), b = host_t3(resumed.x);
+  EXPECT_EQ(a.g, b.g) << name;
+  EXPECT_EQ(a.u, b.u) << name;
+}
+
+template <class C>
+void every_optimizer_resumes_exactly() {
+  using S = typename C::scalar_type;
+  using M = typename C::memory_space;
+  using Control = t3k::CheckpointControl<S, M>;
+  resume_reproduces_uninterrupted<C>(
+      [](auto const& space, auto const& problem, auto const& x0, Control const& c) {
+        t3k::NewtonCgOptions o;
+        o.common.max_iterations = 6;
+        o.common.tol_gradient = 0;
+        o.levenberg_marquardt = true;
+        return t3k::newton_cg(space, problem, x0, o, c);
+      },
+      "newton_cg");
+  resume_reproduces_uninterrupted<C>(
+      [](auto const& space, auto const& problem, auto const& x0, Control const& c) {
+        t3k::GradientDescentOptions o;
+        o.common.max_iterations = 6;
+        return t3k::gradient_descent(space, problem, x0, o, c);
+      },
+      "gradient_descent");
+  resume_reproduces_uninterrupted<C>(
+      [](auto const& space, auto const& problem, auto const& x0, Control const& c) {
+        t3k::McSgdOptions o;
+        o.common.max_iterations = 6;
+        o.batch_size = 50;  // 120 probes: epochs end with partial batches and reshuffle mid-run
+        o.eval_every = 2;
+        return t3k::mc_sgd(space, problem, x0, o, c);
+      },
+      "mc_sgd");
+  resume_reproduces_uninterrupted<C>(
+      [](auto const& space, auto const& problem, auto const& x0, Control const& c) {
+        t3k::AdamOptions o;
+        o.common.max_iterations = 6;
+        o.batch_size = 50;
+        return t3k::adam(space, problem, x0, o, c);
+      },
+      "adam");
+}
+
+template <class C>
+class OptimizerTest : public ::testing::Test {};
+TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
+
+TYPED_TEST(OptimizerTest, NewtonCgRecoversPlantedT3) { newton_cg_recovers_planted_t3<TypeParam>(); }
+TYPED_TEST(OptimizerTest, GradientDescentReducesLoss) { gradient_descent_reduces_loss<TypeParam>(); }
+TYPED_TEST(OptimizerTest, McSgdReducesLoss) { mc_sgd_reduces_loss<TypeParam>(); }
+TYPED_TEST(OptimizerTest, AdamReducesLoss) { adam_reduces_loss<TypeParam>(); }
+TYPED_TEST(OptimizerTest, GradientMatchesFiniteDifferences) { gradient_matches_finite_differences<TypeParam>(); }
+TYPED_TEST(OptimizerTest, GaussNewtonIsSymmetricPsd) { gauss_newton_is_symmetric_psd<TypeParam>(); }
+TYPED_TEST(OptimizerTest, AutoChunkIteratesEqualNone) { auto_chunk_iterates_equal_none<TypeParam>(); }
+TYPED_TEST(OptimizerTest, EveryOptimizerResumesExactly) { every_optimizer_resumes_exactly<TypeParam>(); }
+TYPED_TEST(OptimizerTest, MinibatchFitsAreReproducible) { minibatch_fits_are_reproducible<TypeParam>(); }
+
+}  // namespace
