@@ -22,6 +22,7 @@
 #include "algorithms/retraction.hpp"
 #include "algorithms/t3_linear_algebra.hpp"
 #include "algorithms/t3_svd.hpp"
+#include "algorithms/t3_tangent.hpp"
 #include "algorithms/tangent_probe_derivatives.hpp"
 #include "algorithms/tangent_space_projection.hpp"
 #include "algorithms/tangent_to_t3.hpp"

@@ -5,6 +5,8 @@
 
 #include "algorithms/probe_derivatives_transpose.hpp"
 #include "algorithms/tangent_probe_derivatives.hpp"
+#include "algorithms/random_t3.hpp"
+#include "algorithms/t3_tangent.hpp"
 #include "core/memory_tracking.hpp"
 
 namespace {
@@ -299,5 +301,45 @@ TYPED_TEST(JacobianTest, TransposeMatchesExplicitJacobian) { transpose_matches_e
 TYPED_TEST(JacobianTest, ChunkedTransposeEqualsDenseBitwise) { chunked_transpose_equals_dense_bitwise<TypeParam>(); }
 TYPED_TEST(JacobianTest, PeakMemoryGrowsWithChunkNotProbes) { peak_memory_grows_with_chunk_not_probes<TypeParam>(); }
 TYPED_TEST(JacobianTest, BadResidualsThrow) { bad_residuals_throw<TypeParam>(); }
+
+}  // namespace
+
+namespace {
+
+// The T3Tangent members agree with the free functions they forward to (every public overload is instantiated).
+template <class C>
+void t3_tangent_members_match_free_functions() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto x = t3k::random_t3<S>(space, {4, 5, 3}, {3, 2, 2}, {1, 2, 2, 1}, 5);
+  auto zero = t3k::T3Tangent<S, typename C::memory_space>::zero(space, x, 2);
+  EXPECT_EQ(zero.n_tangent(), 2u);
+  auto v = t3k::T3Tangent<S, typename C::memory_space>::random(space, zero.frame(), 1, 6);
+  auto ww = probe_stack<C>(x.mode_shapes(), 7, 1);
+  auto pp = probe_stack<C>(x.mode_shapes(), 7, 2);
+  auto jm = v.probe_derivatives(space, ww, pp, 2);
+  auto jf = t3k::tangent_probe_derivatives(space, v.frame(), v.variation(), ww, pp, 2);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(flat_host(jm[i]), flat_host(jf[i]));
+  auto g = v.probe_derivatives_transpose(space, ww, pp, jm);
+  auto gf = t3k::probe_derivatives_transpose(space, v.frame(), ww, pp, jf);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(flat_host(g.variation().tt[i]), flat_host(gf.tt[i]));
+  // <J v, J v> = <v, J^T J v>: the member pair is adjoint too.
+  double jj = 0;
+  for (auto const& j : jm) {
+    auto h = flat_host(j);
+    for (double e : h) jj += e * e;
+  }
+  double const vg = double(v.dot(space, g));
+  EXPECT_NEAR(vg, jj, std::max(1e-12, eps_times<S>(500)) * jj);
+  // Copies are shallow like Views; a deep copy goes through copy_variation.
+  t3k::T3Tangent<S, typename C::memory_space> copy(v.frame(), t3k::copy_variation(space, v.variation()));
+  copy.scale(space, S(2));
+  EXPECT_NEAR(double(copy.dot(space, v)), 2 * double(v.dot(space, v)), eps_times<S>(100) * double(v.dot(space, v)));
+}
+
+template <class C>
+class T3TangentTest : public ::testing::Test {};
+TYPED_TEST_SUITE(T3TangentTest, TestConfigs);
+TYPED_TEST(T3TangentTest, MembersMatchFreeFunctions) { t3_tangent_members_match_free_functions<TypeParam>(); }
 
 }  // namespace
