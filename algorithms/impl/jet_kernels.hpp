@@ -13,6 +13,8 @@
 
 #include "core/impl/kokkos_compat.hpp"
 
+#include <type_traits>
+
 namespace t3k {
 namespace impl {
 
@@ -51,6 +53,64 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
   int const n_in = int(in.extent(2));
   if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
   bool const transpose = side == MatrixSide::cols_out;
+  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
+    if (transpose) {
+      // Host: axpy form over a strip of outputs, so M's rows are read contiguously and the innermost loop
+      // vectorizes; each entry still sums over y in order from zero, exactly as the kernel below.
+      constexpr int strip = 64;
+      int const strips = (n_out + strip - 1) / strip;
+      Kokkos::parallel_for(
+          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_coeffs * strips), KOKKOS_LAMBDA(int index) {
+            int const x0 = (index % strips) * strip;
+            int const sk = index / strips;
+            int const s = sk / n_coeffs;
+            int const k = sk - s * n_coeffs;
+            int const width = n_out - x0 < strip ? n_out - x0 : strip;
+            Scalar acc[strip];
+            for (int q = 0; q < width; ++q) acc[q] = 0;
+            for (int y = 0; y < n_in; ++y) {
+              Scalar const a = in(s, k, y);
+              Scalar const* row = &m(y, x0);
+              for (int q = 0; q < width; ++q) acc[q] += row[q] * a;
+            }
+            Scalar* o = &out(s, k, x0);
+            if (accumulate) {
+              for (int q = 0; q < width; ++q) o[q] += acc[q];
+            } else {
+              for (int q = 0; q < width; ++q) o[q] = acc[q];
+            }
+          });
+      return;
+    }
+    // Host, rows_out: four dot products at a time (independent add chains), each summed over y in order.
+    int const quads = (n_out + 3) / 4;
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_coeffs * quads), KOKKOS_LAMBDA(int index) {
+          int const x0 = (index % quads) * 4;
+          int const sk = index / quads;
+          int const s = sk / n_coeffs;
+          int const k = sk - s * n_coeffs;
+          int const width = n_out - x0 < 4 ? n_out - x0 : 4;
+          Scalar const* v = &in(s, k, 0);
+          Scalar acc[4] = {0, 0, 0, 0};
+          if (width == 4) {
+            Scalar const *m0 = &m(x0, 0), *m1 = &m(x0 + 1, 0), *m2 = &m(x0 + 2, 0), *m3 = &m(x0 + 3, 0);
+            for (int y = 0; y < n_in; ++y) {
+              acc[0] += m0[y] * v[y];
+              acc[1] += m1[y] * v[y];
+              acc[2] += m2[y] * v[y];
+              acc[3] += m3[y] * v[y];
+            }
+          } else {
+            for (int q = 0; q < width; ++q) {
+              Scalar const* mq = &m(x0 + q, 0);
+              for (int y = 0; y < n_in; ++y) acc[q] += mq[y] * v[y];
+            }
+          }
+          for (int q = 0; q < width; ++q) out(s, k, x0 + q) = accumulate ? out(s, k, x0 + q) + acc[q] : acc[q];
+        });
+    return;
+  }
   Kokkos::parallel_for(
       label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, n_coeffs, n_out}),
       KOKKOS_LAMBDA(int s, int k, int x) {
@@ -134,6 +194,26 @@ void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, Mem
   int const la = int(a.extent(1));
   int const lb = int(b.extent(1));
   if (rows == 0 || lo == 0 || nx * ny == 0) return;
+  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
+    // Host: one output row (s, k, x, :) per iteration, innermost loop over contiguous y; same sums in the same order.
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * nx), KOKKOS_LAMBDA(int index) {
+          int const x = index % nx;
+          int const sk = index / nx;
+          int const s = sk / lo;
+          int const k = sk - s * lo;
+          int const l_begin = k - lb + 1 > 0 ? k - lb + 1 : 0;
+          int const l_end = k + 1 < la ? k + 1 : la;
+          Scalar* o = &out(s, k, x, 0);
+          for (int y = 0; y < ny; ++y) o[y] = 0;
+          for (int l = l_begin; l < l_end; ++l) {
+            Scalar const ax = a(s, l, x);
+            Scalar const* brow = &b(s, k - l, 0);
+            for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
+          }
+        });
+    return;
+  }
   Kokkos::parallel_for(
       label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}), KOKKOS_LAMBDA(int s, int k, int xy) {
         int const x = xy / ny;
