@@ -5,6 +5,7 @@
 #include "t3k_version.hpp"
 
 #include "core/chunk_size.hpp"
+#include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/memory_tracking.hpp"
 #include "core/orthogonal_frame.hpp"

@@ -10,6 +10,7 @@
 #include "algorithms/impl/transpose_workspace.hpp"
 #include "algorithms/estimate_chunk_size.hpp"
 #include "core/chunk_size.hpp"
+#include "core/communicator.hpp"
 #include "core/impl/view_utils.hpp"
 #include "core/impl/workspace.hpp"
 #include "core/orthogonal_frame.hpp"
@@ -57,7 +58,6 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
   FrameShapes const sh = frame_shapes(frame);
   std::size_t const d = sh.d();
   std::size_t const n_probes = ww[0].extent(0);
-  int const kl = linear_jet_length(k1);
   std::size_t const c = chunk_rows;
   auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
 
@@ -268,6 +268,29 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
     impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d),
                           summed, impl::rows_per_chunk(chunk, w), out);
   }
+  return out;
+}
+
+/// J^T of a probe set sharded across the ranks of `comm` (SPEC.md section 16): ww, pp and the residuals hold this
+/// rank's rows. Summed (sum_over_probes = true): this rank's rows are summed chunk by chunk, and one reduction over
+/// the ranks finishes the sum; the result is the same bits on every rank and equals the single-process J^T of the
+/// whole probe set to rounding. Per probe: the result stays sharded (this rank's rows, index t * W_local + s).
+/// chunk_size auto balances this rank's workspace against this rank's rows, which is estimate_chunk_size with
+/// n_shards = comm.size() (W_local = ceil(W / n_shards) is rank 0's row count; ranks holding one row fewer may
+/// pick a chunk smaller by a few rows). Memory per rank: the single-process model at W_local rows; the reduction
+/// stages the result once on the host, which stays within J^T's own peak (the carried block partials are as large).
+/// **Blocking:** yes with several ranks (collective), no with one. **Throws:** as the single-process overload; the
+/// shape checks are collective, so a bad input on one rank throws on every rank.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
+T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace const& space, Communicator const& comm,
+                                                             OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                             std::vector<ProbeView> const& ww,
+                                                             std::vector<ProbeView> const& pp,
+                                                             std::vector<ResidualView> const& residuals,
+                                                             TransposeOptions const& options = {}) {
+  T3Variation<Scalar, MemorySpace> out;
+  impl::collective_check(comm, [&] { out = probe_derivatives_transpose(space, frame, ww, pp, residuals, options); });
+  if (options.sum_over_probes) allreduce_sum(space, comm, out);
   return out;
 }
 

@@ -56,11 +56,13 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
                                     CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::adam", problem, x0.mode_shapes());
   auto const& o = options.common;
-  std::size_t const w = problem.n_probes();
+  // Sharded problems: every rank draws the same global batches and keeps the rows of its own shard.
+  std::size_t const w = problem.n_global_probes();
   std::size_t const batch_size = options.batch_size == 0 ? w : std::min(options.batch_size, w);
   MinibatchSampler sampler(w, batch_size, o.seed);
   FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, batch_size);
+  std::size_t const rows =
+      impl::fit_chunk_rows(o.chunk_size, x0, problem.order, batch_size, std::size_t(problem.comm.size()));
   ChunkSize const chunk = ChunkSize::of(rows);
   result.chunk_size = rows;
   impl::HistoryKeeper keeper;
@@ -107,7 +109,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     bool const full = batch_size == w;
     auto batch = full ? std::vector<std::size_t>() : sampler.next();
-    auto sub = full ? problem : subset_problem(space, problem, batch);
+    auto sub = full ? problem : impl::minibatch_problem(space, problem, batch);
     auto eval = evaluate_loss(space, sub, x);
     auto g = riemannian_gradient(space, sub, frame, eval, chunk);
     double const scale = full ? 1.0 : double(w) / double(batch.size());

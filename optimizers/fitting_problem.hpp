@@ -3,12 +3,18 @@
 /// The fitting problem of SPEC.md section 15: probe pairs (w, p), order K, target jets y and optional per-probe
 /// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
 /// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
+///
+/// Sharding (SPEC.md section 16): a problem may hold only this rank's contiguous rows of a probe set sharded
+/// across the ranks of `comm`. Losses and the J^T-based products then sum over ranks (J^T: this rank's chunked sum,
+/// then one reduction per call, before the gauge projection); J and every tangent-space operation stay local
+/// (the frame and the tangents are replicated), so the optimizers produce the same iterates on every rank.
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/gauge_projection.hpp"
 #include "algorithms/probe_derivatives.hpp"
 #include "algorithms/probe_derivatives_transpose.hpp"
 #include "algorithms/tangent_probe_derivatives.hpp"
+#include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/orthogonal_frame.hpp"
 #include "core/t3_variation.hpp"
@@ -20,7 +26,9 @@
 namespace t3k {
 
 /// Data of a fit, in `MemorySpace`. All Views are LayoutRight: ww[i], pp[i] (W, N_i); targets[i] (W, K+1, N_i);
-/// weights (W) or empty for all ones.
+/// weights (W) or empty for all ones. W here is this rank's row count; a sharded problem (comm.size() > 1) holds
+/// rows [global_offset, global_offset + W) of a probe set of global_probes rows (make one with
+/// make_planted_problem(space, comm, ...) or by reading this rank's rows, Communicator::shard_range).
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct FittingProblem {
   using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
@@ -29,23 +37,52 @@ struct FittingProblem {
   std::vector<jet_type> targets;
   Kokkos::View<Scalar*, MemorySpace> weights;
   std::size_t order = 0;
+  Communicator comm;              ///< ranks sharing the probe set (default: this process alone)
+  std::size_t global_offset = 0;  ///< index of this rank's first row in the whole probe set
+  std::size_t global_probes = 0;  ///< W of all ranks together; 0 means n_probes() (an unsharded problem)
 
+  /// Rows held by this rank.
   std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
+  /// Rows of all ranks together.
+  std::size_t n_global_probes() const { return global_probes != 0 ? global_probes : n_probes(); }
   std::size_t n_modes() const { return ww.size(); }
 };
 
 namespace impl {
 
-/// Validates a problem against a model's mode shapes. **Throws:** DimensionMismatch naming the array.
+/// Validates a problem against a model's mode shapes. Collective for a sharded problem: every rank checks its own
+/// rows and the shards' consistency, and a failure on any rank throws on every rank with that rank's message.
+/// **Throws:** DimensionMismatch naming the array; InvalidArgument for an empty or inconsistent probe set.
 template <class Scalar, class MemorySpace>
 void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace> const& p,
                    std::vector<std::size_t> const& mode_shapes) {
-  std::size_t const w = check_probe_stack(where, "ww", p.ww, mode_shapes);
-  std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
-  if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
-  check_jet_stack(where, "targets", p.targets, w, p.order, mode_shapes);
-  if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
-    throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
+  std::size_t w = 0;
+  collective_check(p.comm, [&] {
+    w = check_probe_stack(where, "ww", p.ww, mode_shapes);
+    std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
+    if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
+    check_jet_stack(where, "targets", p.targets, w, p.order, mode_shapes);
+    if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
+      throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
+    }
+    if (p.comm.size() == 1 && (p.global_offset != 0 || p.n_global_probes() != w)) {
+      throw InvalidArgument(concat(where, ": a problem of one rank holds all its probes, but global_offset = ",
+                                   p.global_offset, " and global_probes = ", p.global_probes, " for W = ", w));
+    }
+    if (p.global_offset + w > p.n_global_probes()) {
+      throw InvalidArgument(concat(where, ": rows [", p.global_offset, ", ", p.global_offset + w,
+                                   ") of this shard exceed global_probes = ", p.n_global_probes()));
+    }
+  });
+  if (p.comm.size() > 1) {
+    std::size_t const total = p.comm.allreduce_sum(w);
+    std::size_t const lo = p.comm.allreduce_min(p.n_global_probes()), hi = p.comm.allreduce_max(p.n_global_probes());
+    if (lo != hi || total != hi) {
+      throw InvalidArgument(concat(where, ": the ", p.comm.size(), " shards hold ", total,
+                                   " probes in all but global_probes is ", lo == hi ? concat(hi) : concat(lo, "..", hi),
+                                   " (set global_probes and global_offset on every rank)"));
+    }
+    w = total;
   }
   if (w == 0) throw InvalidArgument(where + ": the problem has no probes");
 }
@@ -85,13 +122,16 @@ struct LossEvaluation {
   std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
 };
 
-/// 0.5 sum_s c_s ||y_s||^2: the loss of X = 0, the normalization of the relative residual. **Blocking:** yes.
+/// 0.5 sum_s c_s ||y_s||^2: the loss of X = 0, the normalization of the relative residual. Summed over ranks
+/// (collective) for a sharded problem. **Blocking:** yes.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
-  return 0.5 * impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights);
+  return 0.5 * problem.comm.allreduce_sum(
+                   impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
 }
 
-/// Loss and residual jets of `x`. **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
+/// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
+/// **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
                                                   FittingProblem<Scalar, MemorySpace> const& problem,
@@ -118,12 +158,14 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
     diff.push_back(di);
   }
   // 0.5 sum (z - y) . c (z - y), without weighting twice.
-  out.loss = 0.5 * impl::weighted_jet_dot(space, diff, z, Kokkos::View<Scalar*, MemorySpace>());
+  out.loss = 0.5 * problem.comm.allreduce_sum(impl::weighted_jet_dot(space, diff, z, Kokkos::View<Scalar*, MemorySpace>()));
   out.residual = std::move(z);
   return out;
 }
 
-/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). **Blocking:** no.
+/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). For a sharded problem J^T sums
+/// this rank's rows and one reduction over ranks finishes the sum (collective; the result is the same bits on every
+/// rank). **Blocking:** no for one rank, yes for several.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space,
                                                      FittingProblem<Scalar, MemorySpace> const& problem,
@@ -132,11 +174,14 @@ T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space
                                                      ChunkSize chunk_size) {
   auto g = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, at.residual,
                                        TransposeOptions{true, chunk_size});
+  allreduce_sum(space, problem.comm, g);
   gauge_project_in_place(space, frame, g);
   return g;
 }
 
-/// Gauss-Newton products v -> gauge_project(J^T (c J v)) for a stack of gauged variations. **Blocking:** no.
+/// Gauss-Newton products v -> gauge_project(J^T (c J v)) for a stack of gauged variations. J is local to this rank's
+/// rows; J^T is summed over ranks by one reduction per call (collective). **Blocking:** no for one rank, yes for
+/// several.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
                                                       FittingProblem<Scalar, MemorySpace> const& problem,
@@ -155,12 +200,14 @@ T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& spac
     }
   }
   auto out = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, jv, TransposeOptions{true, chunk_size});
+  allreduce_sum(space, problem.comm, out);
   gauge_project_in_place(space, frame, out);
   return out;
 }
 
-/// The sub-problem of the probes listed in `rows` (packed into new contiguous arrays, in the order given).
-/// **Blocking:** no.
+/// The sub-problem of the probes listed in `rows` (indices into this rank's rows; packed into new contiguous arrays,
+/// in the order given). The result is a problem of this process alone (default communicator), even when `problem`
+/// is sharded: see impl::minibatch_problem for a sharded minibatch. **Blocking:** no.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
                                                    FittingProblem<Scalar, MemorySpace> const& problem,
@@ -201,5 +248,31 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
   }
   return sub;
 }
+
+namespace impl {
+
+/// The minibatch of the probes listed in `global_rows` (indices into the whole probe set, every rank passing the
+/// same list): each rank keeps the listed rows of its own shard, and the result is sharded like `problem` with
+/// global_probes = |global_rows|. For an unsharded problem it is subset_problem. **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FittingProblem<Scalar, MemorySpace> minibatch_problem(ExecutionSpace const& space,
+                                                      FittingProblem<Scalar, MemorySpace> const& problem,
+                                                      std::vector<std::size_t> const& global_rows) {
+  if (problem.comm.size() == 1 && problem.global_offset == 0) return subset_problem(space, problem, global_rows);
+  std::size_t const begin = problem.global_offset, end = begin + problem.n_probes();
+  std::vector<std::size_t> local;
+  std::size_t before = 0;
+  for (std::size_t r : global_rows) {
+    if (r < begin) ++before;
+    else if (r < end) local.push_back(r - begin);
+  }
+  auto sub = subset_problem(space, problem, local);
+  sub.comm = problem.comm;
+  sub.global_offset = before;  // the batch keeps the global order of its rows when they are sorted
+  sub.global_probes = global_rows.size();
+  return sub;
+}
+
+}  // namespace impl
 
 }  // namespace t3k

@@ -27,7 +27,8 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   impl::check_problem("t3k::gradient_descent", problem, x0.mode_shapes());
   auto const& o = options.common;
   FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, problem.n_probes());
+  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, problem.n_global_probes(),
+                                                std::size_t(problem.comm.size()));
   ChunkSize const chunk = ChunkSize::of(rows);
   result.chunk_size = rows;
   impl::HistoryKeeper keeper;

@@ -58,6 +58,8 @@ double gauss_newton_lambda_max(ExecutionSpace const& space, FittingProblem<Scala
 
 /// Minibatch SGD: each step draws B probes (without replacement within an epoch), uses the minibatch gradient
 /// scaled by W / |batch| and steps X <- R_X(-alpha_t g). The full loss is evaluated every `eval_every` steps.
+/// Sharded problems: the batches are drawn over the global probe set (W = global_probes), identically on every
+/// rank; each rank evaluates the batch rows of its shard and the gradient is summed over ranks.
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0; InvalidArgument for batch 0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
@@ -66,10 +68,12 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
                                       CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::mc_sgd", problem, x0.mode_shapes());
   auto const& o = options.common;
-  std::size_t const w = problem.n_probes();
+  // Every rank draws the same global batches from the same seed and keeps the rows of its own shard.
+  std::size_t const w = problem.n_global_probes();
   MinibatchSampler sampler(w, options.batch_size, o.seed);
   FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, sampler.batch_size());
+  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, sampler.batch_size(),
+                                                std::size_t(problem.comm.size()));
   ChunkSize const chunk = ChunkSize::of(rows);
   result.chunk_size = rows;
   impl::HistoryKeeper keeper;
@@ -99,7 +103,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       double lambda = 0;
       for (std::size_t b = 0; b < std::max<std::size_t>(1, options.curvature_batches); ++b) {
         auto rows_b = probe_sampler.next();
-        auto sub = subset_problem(space, problem, rows_b);
+        auto sub = impl::minibatch_problem(space, problem, rows_b);
         lambda = std::max(lambda, impl::gauss_newton_lambda_max(space, sub, frame, double(w) / double(rows_b.size()),
                                                                  options.power_iterations, o.seed + b, chunk));
       }
@@ -110,7 +114,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     auto batch = sampler.next();
-    auto sub = subset_problem(space, problem, batch);
+    auto sub = impl::minibatch_problem(space, problem, batch);
     auto eval = evaluate_loss(space, sub, x);
     auto g = riemannian_gradient(space, sub, frame, eval, chunk);
     double const scale = double(w) / double(batch.size());

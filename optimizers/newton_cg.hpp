@@ -28,7 +28,8 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
   impl::check_problem("t3k::newton_cg", problem, x0.mode_shapes());
   auto const& o = options.common;
   FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, problem.n_probes());
+  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, problem.n_global_probes(),
+                                                std::size_t(problem.comm.size()));
   ChunkSize const chunk = ChunkSize::of(rows);
   result.chunk_size = rows;
   impl::HistoryKeeper keeper;

@@ -97,17 +97,19 @@ FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space, FittingPro
   return p;
 }
 
-/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused.
+/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused. `batch` is
+/// the probes of one J^T call over all ranks and `n_shards` the number of ranks (each holds about batch / n_shards
+/// of them), so every rank gets the same chunk size.
 template <class Scalar, class MemorySpace>
 std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, MemorySpace> const& x0, std::size_t order,
-                           std::size_t batch) {
+                           std::size_t batch, std::size_t n_shards = 1) {
   if (requested.kind() == ChunkSize::Kind::none) return batch;
   if (requested.kind() == ChunkSize::Kind::fixed) return requested.rows() < batch ? requested.rows() : batch;
   auto const shapes = x0.mode_shapes();
   auto const frame_sh = frame_shapes_of_t3("t3k::fit", shapes, x0.tucker_ranks(), x0.tt_ranks());
   std::vector<std::size_t> tt(frame_sh.rl.size());
   for (std::size_t e = 0; e < tt.size(); ++e) tt[e] = min_of(frame_sh.rl[e], frame_sh.rr[e]);
-  return estimate_chunk_size(shapes, frame_sh.nu, tt, order, batch, 1, 1,
+  return estimate_chunk_size(shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
                              sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 

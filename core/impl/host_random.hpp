@@ -34,6 +34,19 @@ class HostNormalGenerator {
     return radius * std::cos(angle);
   }
 
+  /// Skips the next `n` normals in O(1): the state is a counter (splitmix64) and Box-Muller consumes two uniforms
+  /// per pair of normals, so whole pairs are skipped by advancing the counter. Afterwards the stream continues
+  /// exactly as if `n` calls of normal() had been made (sharded generation of a global sequence).
+  void discard_normals(std::uint64_t n) {
+    if (n == 0) return;
+    if (has_spare_) {
+      has_spare_ = false;
+      --n;
+    }
+    state_ += (n / 2) * 2 * 0x9E3779B97F4A7C15ull;  // wraps modulo 2^64 like next()
+    if (n % 2 == 1) (void)normal();                  // draws a pair, keeps the second as the spare
+  }
+
   /// The full generator state as three words, and its restoration: resumed runs continue the same stream.
   std::array<std::uint64_t, 3> save() const {
     std::uint64_t spare_bits = 0;
