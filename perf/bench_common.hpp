@@ -1,0 +1,412 @@
+#pragma once
+/// \file bench_common.hpp
+/// Shared pieces of t3k_bench: shapes from benchmark arguments, data fixtures cached across Google Benchmark's
+/// repeated invocations of one benchmark, the timing loop (fence before and after every timed call), the counters,
+/// and the two in-process references every benchmark is compared with: dense GEMM throughput through Kokkos Kernels
+/// (gemm_fraction) and a stream-like copy bandwidth (bandwidth_fraction), each measured once per process, execution
+/// space and scalar type, with the same threads as the benchmarks themselves.
+
+#include "flop_counts.hpp"
+
+#include "t3k.hpp"
+
+#include <benchmark/benchmark.h>
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace t3k_bench {
+
+using DefaultExec = Kokkos::DefaultExecutionSpace;
+
+// ------------------------------------------------------------------------------------------------------ shapes
+
+/// A uniform problem shape: d modes of size N, Tucker ranks n, interior TT ranks r (boundaries 1), order K, W probes.
+struct Shape {
+  std::size_t d = 0, big_n = 0, n = 0, r = 0, order = 0, w = 0;
+
+  std::vector<std::size_t> mode_shapes() const { return std::vector<std::size_t>(d, big_n); }
+  std::vector<std::size_t> tucker_ranks() const { return std::vector<std::size_t>(d, n); }
+  std::vector<std::size_t> tt_ranks() const {
+    std::vector<std::size_t> r_(d + 1, r);
+    r_.front() = r_.back() = 1;
+    return r_;
+  }
+  std::size_t sum_n() const { return d * big_n; }
+  FrameDims frame_dims() const { return frame_dims_of_t3(mode_shapes(), tucker_ranks(), tt_ranks()); }
+  std::string key() const {
+    std::ostringstream s;
+    s << d << ',' << big_n << ',' << n << ',' << r << ',' << order << ',' << w;
+    return s.str();
+  }
+};
+
+/// The first six benchmark arguments (d, N, n, r, K, W) as a Shape.
+inline Shape shape_of(benchmark::State const& state) {
+  Shape s;
+  s.d = std::size_t(state.range(0));
+  s.big_n = std::size_t(state.range(1));
+  s.n = std::size_t(state.range(2));
+  s.r = std::size_t(state.range(3));
+  s.order = std::size_t(state.range(4));
+  s.w = std::size_t(state.range(5));
+  return s;
+}
+
+/// The six shape arguments' names, for ->ArgNames.
+inline std::vector<std::string> shape_arg_names() { return {"d", "N", "n", "r", "K", "W"}; }
+
+/// Chunk-size argument encoding: 0 = none, -1 = auto, c > 0 = fixed c.
+inline t3k::ChunkSize chunk_of(std::int64_t code) {
+  return code == 0 ? t3k::ChunkSize::none() : code < 0 ? t3k::ChunkSize::automatic() : t3k::ChunkSize::of(code);
+}
+constexpr std::int64_t chunk_none = 0;
+constexpr std::int64_t chunk_auto = -1;
+
+template <class Scalar>
+constexpr t3k::ScalarType scalar_type_of() {
+  return sizeof(Scalar) == 4 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
+}
+template <class Scalar>
+char const* scalar_name() {
+  return sizeof(Scalar) == 4 ? "float" : "double";
+}
+
+/// The J^T chunk size actually used for a request (what the library resolves `auto` to).
+template <class Scalar>
+std::size_t resolved_chunk(t3k::ChunkSize c, Shape const& s, std::size_t n_tangent) {
+  if (c.kind() == t3k::ChunkSize::Kind::automatic) {
+    return t3k::estimate_chunk_size(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, s.w, n_tangent, 1,
+                                    scalar_type_of<Scalar>());
+  }
+  if (c.kind() == t3k::ChunkSize::Kind::fixed) return std::min(c.rows(), s.w);
+  return s.w;
+}
+
+// -------------------------------------------------------------------------------------------------- data
+
+/// Fills a contiguous View with reproducible pseudo-random values in [-scale, scale) (a counter-based hash, so the
+/// values do not depend on the backend or the thread count).
+template <class ExecSpace, class View>
+void fill_random(ExecSpace const& space, View const& v, std::uint64_t seed, double scale = 1.0) {
+  using Value = typename View::non_const_value_type;
+  Value* data = v.data();
+  Kokkos::parallel_for(
+      "t3k_bench::fill_random", Kokkos::RangePolicy<ExecSpace>(space, 0, v.span()), KOKKOS_LAMBDA(std::size_t e) {
+        std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + e + 1;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        double const u = double(z >> 11) * (1.0 / 9007199254740992.0);  // [0, 1)
+        data[e] = Value(scale * (2 * u - 1));
+      });
+}
+
+template <class Scalar, class Mem>
+using ProbeView = Kokkos::View<Scalar**, Kokkos::LayoutRight, Mem>;
+template <class Scalar, class Mem>
+using ResidualView = Kokkos::View<Scalar****, Kokkos::LayoutRight, Mem>;
+
+/// W random probe vectors per mode, scaled by 1/sqrt(N_i) so that probe jets stay O(1).
+template <class Scalar, class ExecSpace>
+std::vector<ProbeView<Scalar, typename ExecSpace::memory_space>> random_probes(ExecSpace const& space, Shape const& s,
+                                                                               std::uint64_t seed) {
+  std::vector<ProbeView<Scalar, typename ExecSpace::memory_space>> out;
+  for (std::size_t i = 0; i < s.d; ++i) {
+    out.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k_bench::probes"), s.w, s.big_n);
+    fill_random(space, out.back(), seed * 1000 + i, std::sqrt(3.0 / double(s.big_n)));
+  }
+  return out;
+}
+
+/// Bytes of every core of a T3 / a frame / a variation.
+template <class Scalar, class Mem>
+double bytes_of(t3k::TuckerTensorTrain<Scalar, Mem> const& x) {
+  double b = 0;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) b += double(x.tucker_core(i).span() + x.tt_core(i).span());
+  return b * sizeof(Scalar);
+}
+template <class Scalar, class Mem>
+double bytes_of(t3k::OrthogonalFrame<Scalar, Mem> const& f) {
+  double b = 0;
+  for (std::size_t i = 0; i < f.n_modes(); ++i) {
+    b += double(f.up_tucker(i).span() + f.left_tt(i).span() + f.right_tt(i).span() + f.outer_tt(i).span());
+  }
+  return b * sizeof(Scalar);
+}
+/// Entries of one variation at the frame (sum over cores of nO N + rL nU rR).
+inline double variation_entries(FrameDims const& f) {
+  double e = 0;
+  for (std::size_t i = 0; i < f.d(); ++i) e += double(f.no[i] * f.big_n[i] + f.rl[i] * f.nu[i] * f.rr[i + 1]);
+  return e;
+}
+template <class Scalar, class Mem>
+FrameDims dims_of(t3k::OrthogonalFrame<Scalar, Mem> const& f) {
+  return {f.mode_shapes(), f.up_ranks(), f.outer_ranks(), f.left_ranks(), f.right_ranks()};
+}
+
+// ----------------------------------------------------------------------------------------- fixture cache
+
+/// Releases every cached fixture; main calls it before Kokkos is finalized (no View may outlive Kokkos).
+void release_fixtures();
+void register_fixture_release(std::function<void()> release);
+
+/// One cached fixture per type: Google Benchmark invokes a benchmark function several times (to size the
+/// iteration count), so expensive set-up (frames, probes, planted problems) is kept while the key stays the same.
+template <class T>
+std::shared_ptr<T> cached_fixture(std::string const& key, std::function<std::shared_ptr<T>()> const& make) {
+  static std::string cached_key;
+  static std::shared_ptr<T> cached;
+  static bool registered = false;
+  if (!registered) {
+    register_fixture_release([] {
+      cached.reset();
+      cached_key.clear();
+    });
+    registered = true;
+  }
+  if (!cached || cached_key != key) {
+    cached.reset();  // free the previous fixture before building the next one
+    cached = make();
+    cached_key = key;
+  }
+  return cached;
+}
+
+/// The data of a J or J^T benchmark: a frame of a random T3 (public API: random_t3 + orthogonal_frame), W probe
+/// pairs, and, when asked for, a residual stack (n_t, W, K+1, N_i) per mode and a variation stack of n_t entries.
+template <class Scalar, class ExecSpace>
+struct FrameFixture {
+  using Mem = typename ExecSpace::memory_space;
+  t3k::OrthogonalFrame<Scalar, Mem> frame;
+  std::vector<ProbeView<Scalar, Mem>> ww, pp;
+  std::vector<ResidualView<Scalar, Mem>> residuals;
+  t3k::T3Variation<Scalar, Mem> variation;
+  FrameDims dims;
+};
+
+template <class Scalar, class ExecSpace>
+std::shared_ptr<FrameFixture<Scalar, ExecSpace>> frame_fixture(Shape const& s, std::size_t n_residuals,
+                                                               std::size_t n_variations) {
+  using F = FrameFixture<Scalar, ExecSpace>;
+  std::string const key = s.key() + ";" + std::to_string(n_residuals) + ";" + std::to_string(n_variations);
+  return cached_fixture<F>(key, [&] {
+    ExecSpace space;
+    auto f = std::make_shared<F>();
+    auto x = t3k::random_t3<Scalar>(space, s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 5);
+    f->frame = t3k::orthogonal_frame(space, x);
+    f->dims = dims_of(f->frame);
+    f->ww = random_probes<Scalar>(space, s, 21);
+    f->pp = random_probes<Scalar>(space, s, 22);
+    for (std::size_t i = 0; n_residuals > 0 && i < s.d; ++i) {
+      f->residuals.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k_bench::residual"),
+                                n_residuals, s.w, s.order + 1, s.big_n);
+      fill_random(space, f->residuals.back(), 100 + i);
+    }
+    if (n_variations > 0) f->variation = t3k::random_variation(space, f->frame, n_variations, 23);
+    space.fence();
+    return f;
+  });
+}
+
+/// A random T3 of the given shape (the input of the frame and T3-SVD benchmarks).
+template <class Scalar>
+struct CoreFixture {
+  t3k::TuckerTensorTrain<Scalar, DefaultExec::memory_space> x;
+};
+
+template <class Scalar>
+std::shared_ptr<CoreFixture<Scalar>> core_fixture(Shape const& s) {
+  return cached_fixture<CoreFixture<Scalar>>(s.key(), [&] {
+    auto f = std::make_shared<CoreFixture<Scalar>>();
+    f->x = t3k::random_t3<Scalar>(DefaultExec(), s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 3);
+    return f;
+  });
+}
+
+/// Shapes (d, N, n, r) of the frame and T3-SVD benchmarks, up to the SPEC.md section 10 example N=1000, n=64, r=128.
+inline void core_sweep(benchmark::internal::Benchmark* b) {
+  b->ArgNames(shape_arg_names());
+  b->Args({6, 64, 8, 8, 0, 0})->Args({8, 64, 8, 8, 0, 0})->Args({8, 64, 16, 32, 0, 0})->Args({8, 1000, 64, 128, 0, 0});
+  b->Args({16, 64, 16, 32, 0, 0});
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+// ------------------------------------------------------------------------------------------ timing loop
+
+/// Runs `call` once per benchmark iteration with a fence before the loop and after every call; reports the fenced
+/// wall time as the iteration time (register with ->UseManualTime()). Returns the total timed seconds.
+template <class ExecSpace, class Call>
+double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call) {
+  using clock = std::chrono::steady_clock;
+  space.fence();
+  double total = 0;
+  for (auto _ : state) {
+    auto const t0 = clock::now();
+    call();
+    space.fence();
+    double const seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    state.SetIterationTime(seconds);
+    total += seconds;
+  }
+  return total;
+}
+
+/// Peak bytes Kokkos allocates in the space's memory during one call (t3k::AllocationTracker around it). The call
+/// doubles as the warm-up of the timed loop.
+template <class ExecSpace, class Call>
+double measure_peak_bytes(ExecSpace const& space, Call&& call) {
+  space.fence();
+  t3k::AllocationTracker tracker;
+  call();
+  space.fence();
+  return double(tracker.peak(typename ExecSpace::memory_space().name()));
+}
+
+// ---------------------------------------------------------------------------------------------- references
+
+/// Square size of the cached GEMM reference (T3K_BENCH_GEMM_SIZE overrides; default 512).
+inline std::size_t gemm_reference_size() {
+  if (char const* env = std::getenv("T3K_BENCH_GEMM_SIZE")) {
+    long const v = std::atol(env);
+    if (v > 0) return std::size_t(v);
+  }
+  return 512;
+}
+
+/// FLOP/s of KokkosBlas::gemm C = A B on m x k and k x n LayoutLeft Views in `ExecSpace`'s memory: the best of
+/// several timed batches, each at least `min_seconds / 4` long.
+template <class Scalar, class ExecSpace>
+double measure_gemm_flops(std::size_t m, std::size_t n, std::size_t k, double min_seconds = 0.3) {
+  using Device = Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>;
+  using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, Device>;
+  ExecSpace space;
+  Matrix a("t3k_bench::gemm_a", m, k), b("t3k_bench::gemm_b", k, n), c("t3k_bench::gemm_c", m, n);
+  fill_random(space, a, 1);
+  fill_random(space, b, 2);
+  space.fence();
+  using clock = std::chrono::steady_clock;
+  KokkosBlas::gemm("N", "N", Scalar(1), a, b, Scalar(0), c);  // warm-up
+  space.fence();
+  double best = 0, spent = 0;
+  int batches = 0;
+  while (batches < 3 || spent < min_seconds) {
+    int calls = 0;
+    auto const t0 = clock::now();
+    double seconds = 0;
+    do {
+      KokkosBlas::gemm("N", "N", Scalar(1), a, b, Scalar(0), c);
+      space.fence();
+      ++calls;
+      seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    } while (seconds < min_seconds / 4);
+    best = std::max(best, gemm_flops(double(m), double(n), double(k)) * calls / seconds);
+    spent += seconds;
+    ++batches;
+  }
+  return best;
+}
+
+/// GEMM FLOP/s at the reference size, measured once per process, scalar type and execution space.
+template <class Scalar, class ExecSpace = DefaultExec>
+double gemm_reference_flops() {
+  static double const flops = [] {
+    std::size_t const s = gemm_reference_size();
+    return measure_gemm_flops<Scalar, ExecSpace>(s, s, s);
+  }();
+  return flops;
+}
+
+/// Copy bandwidth b(i) = a(i) over `n` doubles in bytes/s (read + write counted, as STREAM does): the best of
+/// several timed batches.
+template <class ExecSpace>
+double measure_copy_bandwidth(std::size_t n, double min_seconds = 0.3) {
+  using Vector = Kokkos::View<double*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>>;
+  ExecSpace space;
+  Vector a("t3k_bench::copy_a", n), b("t3k_bench::copy_b", n);
+  fill_random(space, a, 3);
+  auto copy = [&] {
+    Kokkos::parallel_for(
+        "t3k_bench::copy", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(std::size_t i) { b(i) = a(i); });
+  };
+  copy();
+  space.fence();
+  using clock = std::chrono::steady_clock;
+  double best = 0, spent = 0;
+  int batches = 0;
+  while (batches < 3 || spent < min_seconds) {
+    int calls = 0;
+    auto const t0 = clock::now();
+    double seconds = 0;
+    do {
+      copy();
+      space.fence();
+      ++calls;
+      seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    } while (seconds < min_seconds / 4);
+    best = std::max(best, 2.0 * sizeof(double) * double(n) * calls / seconds);
+    spent += seconds;
+    ++batches;
+  }
+  return best;
+}
+
+/// Copy size of the cached bandwidth reference: 2^24 doubles per array (128 MiB, far beyond the last-level cache);
+/// T3K_BENCH_COPY_ELEMENTS overrides.
+inline std::size_t copy_reference_elements() {
+  if (char const* env = std::getenv("T3K_BENCH_COPY_ELEMENTS")) {
+    long const v = std::atol(env);
+    if (v > 0) return std::size_t(v);
+  }
+  return std::size_t(1) << 24;
+}
+
+/// Copy bandwidth at the reference size, measured once per process and execution space.
+template <class ExecSpace = DefaultExec>
+double copy_reference_bandwidth() {
+  static double const bandwidth = measure_copy_bandwidth<ExecSpace>(copy_reference_elements());
+  return bandwidth;
+}
+
+// ------------------------------------------------------------------------------------------------ counters
+
+/// Sets the common counters from the timed total: FLOP/s and bytes/s are computed from the fenced wall time (Google
+/// Benchmark's own rate counters divide by the main thread's CPU time, which is wrong for threaded backends).
+inline void set_throughput_counters(benchmark::State& state, double total_seconds, double flops_per_call,
+                                    double bytes_per_call) {
+  double const calls = double(state.iterations());
+  double const seconds = total_seconds > 0 ? total_seconds : 1e-300;
+  if (flops_per_call > 0) {
+    state.counters["flops"] = flops_per_call;
+    state.counters["FLOP/s"] = flops_per_call * calls / seconds;
+  }
+  state.counters["bytes"] = bytes_per_call;
+  state.counters["bytes/s"] = bytes_per_call * calls / seconds;
+}
+
+/// gemm_fraction = this benchmark's FLOP/s over the cached GEMM reference of the same scalar type and space.
+template <class Scalar, class ExecSpace>
+void set_gemm_fraction(benchmark::State& state) {
+  double const reference = gemm_reference_flops<Scalar, ExecSpace>();
+  state.counters["gemm_ref_FLOP/s"] = reference;
+  state.counters["gemm_fraction"] = state.counters["FLOP/s"].value / reference;
+}
+
+/// bandwidth_fraction = this benchmark's bytes/s (inputs + outputs) over the cached copy bandwidth of the space.
+template <class ExecSpace>
+void set_bandwidth_fraction(benchmark::State& state) {
+  double const reference = copy_reference_bandwidth<ExecSpace>();
+  state.counters["copy_ref_bytes/s"] = reference;
+  state.counters["bandwidth_fraction"] = state.counters["bytes/s"].value / reference;
+}
+
+}  // namespace t3k_bench

@@ -1,0 +1,114 @@
+#pragma once
+/// \file flop_counts.hpp
+/// The exact per-probe FLOP counts of SPEC.md section 10 (FLOPs = 2 x scalar multiply-adds of the pairwise
+/// contractions of the reference evaluation order), written out term by term so that every benchmark reports
+/// FLOP/s against the same yardstick, independently of how the library schedules its kernels. Pure host code: no
+/// Kokkos, so the unit check (flop_counts_check.cpp) compiles in a second.
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace t3k_bench {
+
+/// Frame shapes of SPEC.md section 5: per core u = nU_i, o = nO_i, N = N_i; rl, rr have d + 1 entries.
+struct FrameDims {
+  std::vector<std::size_t> big_n, nu, no, rl, rr;
+  std::size_t d() const { return big_n.size(); }
+};
+
+/// Frame shapes of a generic (random) T3 by the rank rules of SPEC.md section 5 (tails squashed).
+/// \param big_n mode sizes N_i, \param n Tucker ranks n_i, \param r TT ranks r_0..r_d (boundaries ignored)
+inline FrameDims frame_dims_of_t3(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                                  std::vector<std::size_t> const& r) {
+  std::size_t const d = big_n.size();
+  FrameDims f;
+  f.big_n = big_n;
+  f.nu.resize(d);
+  f.no.resize(d);
+  f.rl.assign(d + 1, 1);
+  f.rr.assign(d + 1, 1);
+  for (std::size_t i = 0; i < d; ++i) f.nu[i] = std::min(n[i], big_n[i]);
+  for (std::size_t i = 0; i + 1 < d; ++i) f.rl[i + 1] = std::min(f.rl[i] * f.nu[i], r[i + 1]);
+  for (std::size_t i = d - 1; i >= 1; --i) f.rr[i] = std::min(f.rl[i], f.nu[i] * f.rr[i + 1]);
+  for (std::size_t i = 0; i < d; ++i) f.no[i] = std::min(f.rl[i] * f.rr[i + 1], f.nu[i]);
+  return f;
+}
+
+/// The jet lengths of SPEC.md section 0 for order K and d modes.
+struct JetLengths {
+  double k1, kl, p, pl;
+  JetLengths(std::size_t order, std::size_t d) {
+    std::size_t const k1i = std::min(order, d - 1) + 1;
+    k1 = double(k1i);
+    kl = double(std::min<std::size_t>(k1i, 2));
+    p = double(k1i * (k1i + 1) / 2);
+    pl = double(2 * k1i - 1);
+  }
+};
+
+/// FLOPs per probe of J^T (SPEC.md section 10: frame part + n_t x tangent part, summed over cores).
+inline double transpose_flops_per_probe(FrameDims const& f, std::size_t order, std::size_t n_tangent = 1) {
+  std::size_t const d = f.d();
+  JetLengths const j(order, d);
+  double const K1 = j.k1, Kl = j.kl, P = j.p, Pl = j.pl;
+  double frame = 0, tangent = 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    double const u = double(f.nu[i]), o = double(f.no[i]), N = double(f.big_n[i]);
+    double const a = double(f.rl[i]), a1 = double(f.rl[i + 1]), b = double(f.rr[i]), b1 = double(f.rr[i + 1]);
+    double const first = i >= 1 ? 1 : 0;                  // [i >= 1]
+    double const last = i + 2 <= d ? 1 : 0;               // [i <= d-2]
+    double const inner = (i >= 1 && i + 2 <= d) ? 1 : 0;  // [1 <= i <= d-2]
+    frame += 2 * Kl * u * N + last * (2 * K1 * a * u * a1 + 2 * Pl * u * a1) +
+             first * (2 * K1 * b * u * b1 + 2 * Pl * b * u) + 2 * K1 * a * o * b1 + 2 * P * o * b1 +
+             first * 2 * K1 * a * o * b1 + 2 * P * a * b1 + last * 2 * Pl * a * u + first * 2 * Pl * u * b1;
+    tangent += 2 * K1 * u * N + last * 2 * P * u * a1 + inner * (2 * K1 * a * u * a1 + 2 * Pl * u * a1) +
+               first * 2 * P * b * u + inner * (2 * K1 * b * u * b1 + 2 * Pl * b * u) + last * 2 * Pl * o * b1 +
+               first * 2 * Pl * a * o + 2 * (K1 + Kl) * o * N + 2 * K1 * a * u * b1 * (1 + last + first);
+  }
+  return frame + double(n_tangent) * tangent;
+}
+
+/// FLOPs per probe of the forward J for one tangent (SPEC.md section 10, "Forward J per probe").
+inline double tangent_flops_per_probe(FrameDims const& f, std::size_t order) {
+  std::size_t const d = f.d();
+  JetLengths const j(order, d);
+  double const K1 = j.k1, Kl = j.kl, P = j.p, Pl = j.pl;
+  double total = 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    double const u = double(f.nu[i]), o = double(f.no[i]), N = double(f.big_n[i]);
+    double const a = double(f.rl[i]), a1 = double(f.rl[i + 1]), b = double(f.rr[i]), b1 = double(f.rr[i + 1]);
+    double const first = i >= 1 ? 1 : 0;
+    double const last = i + 2 <= d ? 1 : 0;
+    total += 2 * Kl * (u + o) * N +
+             first * (2 * K1 * b * u * b1 + 2 * Pl * b * u + 2 * K1 * a * u * b1 + last * 2 * K1 * a * u * a1 +
+                      2 * K1 * a * o * b1 + 2 * Pl * a * u + 2 * Pl * a * o) +
+             2 * K1 * a * u * b1 + first * 2 * K1 * b * u * b1 + 2 * K1 * a * o * b1 + 2 * P * o * b1 + 2 * P * u * b1 +
+             last * (2 * K1 * a * u * a1 + 2 * P * u * a1 + 2 * Pl * u * b1 + 2 * Pl * o * b1 + 2 * Pl * u * a1) +
+             2 * K1 * (u + o) * N;
+  }
+  return total;
+}
+
+/// FLOPs per probe of the probe jets of a T3 (SPEC.md section 10, "T3 probe jets per probe"); order 0 gives the
+/// plain probes. \param r TT ranks r_0..r_d as stored (boundary ranks may differ from 1).
+inline double t3_probe_jet_flops_per_probe(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                                           std::vector<std::size_t> const& r, std::size_t order) {
+  std::size_t const d = big_n.size();
+  JetLengths const j(order, d);
+  double const K1 = j.k1, Kl = j.kl, P = j.p, Pl = j.pl;
+  double total = 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    double const ni = double(n[i]), Ni = double(big_n[i]), ri = double(r[i]), ri1 = double(r[i + 1]);
+    double const first = i >= 1 ? 1 : 0;
+    double const last = i + 2 <= d ? 1 : 0;
+    total += 2 * (Kl + K1) * ni * Ni + 2 * K1 * ri * ni * ri1 * (1 + first) + first * 2 * Pl * ri * ni +
+             2 * P * ni * ri1 + last * 2 * Pl * ni * ri1;
+  }
+  return total;
+}
+
+/// 2 m n k: the FLOPs of one dense GEMM.
+inline double gemm_flops(double m, double n, double k) { return 2 * m * n * k; }
+
+}  // namespace t3k_bench

@@ -1,0 +1,84 @@
+// t3k_bench: the one main of the Google Benchmark executable. It holds the Kokkos::ScopeGuard, records the Kokkos
+// configuration as benchmark context, applies the default filter that leaves out the opt-in (slow) registrations,
+// and releases the cached fixtures before Kokkos is finalized.
+#include "bench_common.hpp"
+
+#include "t3k_version.hpp"
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace t3k_bench {
+namespace {
+std::vector<std::function<void()>>& releases() {
+  static std::vector<std::function<void()>> r;
+  return r;
+}
+}  // namespace
+void register_fixture_release(std::function<void()> release) { releases().push_back(std::move(release)); }
+void release_fixtures() {
+  for (auto& r : releases()) r();
+}
+}  // namespace t3k_bench
+
+namespace {
+
+std::string enabled_backends() {
+  std::string b;
+  auto add = [&](char const* name) { b += b.empty() ? name : std::string(",") + name; };
+#ifdef KOKKOS_ENABLE_SERIAL
+  add("Serial");
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  add("OpenMP");
+#endif
+#ifdef KOKKOS_ENABLE_THREADS
+  add("Threads");
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  add("Cuda");
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+  add("HIP");
+#endif
+#ifdef KOKKOS_ENABLE_SYCL
+  add("SYCL");
+#endif
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard guard(argc, argv);
+  // Registrations whose name contains "_Optin" (e.g. |W| = 10^6, the W = 10^5 target shapes) take minutes on a
+  // small machine: they run only when a --benchmark_filter names them.
+  std::vector<char*> args(argv, argv + argc);
+  bool has_filter = false;
+  for (int i = 1; i < argc; ++i) has_filter = has_filter || std::strncmp(argv[i], "--benchmark_filter", 18) == 0;
+  static char default_filter[] = "--benchmark_filter=-_Optin";
+  if (!has_filter) args.push_back(default_filter);
+  int n_args = int(args.size());
+  benchmark::Initialize(&n_args, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
+
+  benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
+  benchmark::AddCustomContext("kokkos_backends", enabled_backends());
+  benchmark::AddCustomContext("kokkos_default_execution_space", t3k_bench::DefaultExec::name());
+  benchmark::AddCustomContext("kokkos_default_concurrency", std::to_string(t3k_bench::DefaultExec().concurrency()));
+  benchmark::AddCustomContext("t3k_version", T3K_VERSION_STRING);
+  benchmark::AddCustomContext("gemm_reference_size", std::to_string(t3k_bench::gemm_reference_size()));
+  benchmark::AddCustomContext("copy_reference_elements", std::to_string(t3k_bench::copy_reference_elements()));
+#ifdef KOKKOSKERNELS_ENABLE_TPL_BLAS
+  benchmark::AddCustomContext("kokkos_kernels_tpl_blas", "ON");
+#else
+  benchmark::AddCustomContext("kokkos_kernels_tpl_blas", "OFF");
+#endif
+
+  benchmark::RunSpecifiedBenchmarks();
+  t3k_bench::release_fixtures();
+  benchmark::Shutdown();
+  return 0;
+}
