@@ -283,10 +283,13 @@ template <class C>
 class OptimizerTest : public ::testing::Test {};
 TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
 
-TYPED_TEST(OptimizerTest, NewtonCgRecoversPlantedT3) { newton_cg_recovers_planted_t3<TypeParam>(); }
-TYPED_TEST(OptimizerTest, GradientDescentReducesLoss) { gradient_descent_reduces_loss<TypeParam>(); }
-TYPED_TEST(OptimizerTest, McSgdReducesLoss) { mc_sgd_reduces_loss<TypeParam>(); }
-TYPED_TEST(OptimizerTest, AdamReducesLoss) { adam_reduces_loss<TypeParam>(); }
+// Convergence runs exercise the optimizers' logic on top of kernels that every backend's typed suites check; they
+// run on the default execution space only, to keep the suite's time in bounds.
+using Default = t3k_test::Config<Kokkos::DefaultExecutionSpace, double>;
+TEST(OptimizerConvergence, NewtonCgRecoversPlantedT3) { newton_cg_recovers_planted_t3<Default>(); }
+TEST(OptimizerConvergence, GradientDescentReducesLoss) { gradient_descent_reduces_loss<Default>(); }
+TEST(OptimizerConvergence, McSgdReducesLoss) { mc_sgd_reduces_loss<Default>(); }
+TEST(OptimizerConvergence, AdamReducesLoss) { adam_reduces_loss<Default>(); }
 TYPED_TEST(OptimizerTest, GradientMatchesFiniteDifferences) { gradient_matches_finite_differences<TypeParam>(); }
 TYPED_TEST(OptimizerTest, GaussNewtonIsSymmetricPsd) { gauss_newton_is_symmetric_psd<TypeParam>(); }
 TYPED_TEST(OptimizerTest, AutoChunkIteratesEqualNone) { auto_chunk_iterates_equal_none<TypeParam>(); }

@@ -1,0 +1,789 @@
+/// \file fit_config.cpp
+/// Parsing and validation of `t3k fit` configurations (docs/config.md). Table-driven: the keys each section and
+/// each optimizer accepts, with their kinds and ranges, are listed once below and drive both the checks and the
+/// messages.
+
+#include "drivers/fit_config.hpp"
+
+#include "core/chunk_size.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace t3k {
+namespace fit {
+
+namespace {
+
+std::string format_error(std::string const& file, std::string const& key_path, Location where,
+                         std::string const& message) {
+  std::ostringstream out;
+  out << file << ':' << where.line << ':' << where.column << ": ";
+  if (!key_path.empty()) out << key_path << ": ";
+  out << message;
+  return out.str();
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::string const& file, std::string key_path, Location where, std::string const& message)
+    : std::runtime_error(format_error(file, key_path, where, message)),
+      key_path_(std::move(key_path)),
+      location_(where) {}
+
+namespace {
+
+// ------------------------------------------------------------------------------------------------- key tables
+
+enum class Kind { real, integer, boolean, choice };
+
+/// One optimizer key: its kind and the closed or open interval it must lie in (choices for Kind::choice).
+struct KeySpec {
+  char const* key;
+  Kind kind;
+  double min;
+  bool min_open;
+  double max;
+  bool max_open;
+  char const* choices;  // '|'-separated
+};
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Common to every optimizer (name, max_iterations and seed are handled on their own).
+KeySpec const common_keys[] = {
+    {"tol_relative_residual", Kind::real, 0, false, inf, false, nullptr},
+    {"tol_gradient", Kind::real, 0, false, inf, false, nullptr},
+    {"tol_decrease", Kind::real, 0, false, inf, false, nullptr},
+    {"tol_step", Kind::real, 0, false, inf, false, nullptr},
+};
+
+KeySpec const newton_cg_keys[] = {
+    {"cg_rtol", Kind::real, 0, true, 1, false, nullptr},
+    {"cg_max_iterations", Kind::integer, 1, false, 1e9, false, nullptr},
+    {"levenberg_marquardt", Kind::boolean, 0, false, 0, false, nullptr},
+    {"lambda_rel", Kind::real, 0, true, inf, false, nullptr},
+    {"armijo_c1", Kind::real, 0, true, 1, true, nullptr},
+    {"max_backtracks", Kind::integer, 0, false, 1000, false, nullptr},
+};
+
+KeySpec const gradient_descent_keys[] = {
+    {"armijo_c1", Kind::real, 0, true, 1, true, nullptr},
+    {"max_backtracks", Kind::integer, 0, false, 1000, false, nullptr},
+    {"initial_step", Kind::real, 0, false, inf, false, nullptr},
+};
+
+KeySpec const mc_sgd_keys[] = {
+    {"batch_size", Kind::integer, 1, false, 1e15, false, nullptr},
+    {"step", Kind::real, 0, false, inf, false, nullptr},
+    {"step_safety", Kind::real, 0, true, inf, false, nullptr},
+    {"power_iterations", Kind::integer, 1, false, 1e6, false, nullptr},
+    {"curvature_batches", Kind::integer, 1, false, 1e6, false, nullptr},
+    {"schedule", Kind::choice, 0, false, 0, false, "constant|inverse_time|cosine"},
+    {"decay", Kind::real, 0, true, inf, false, nullptr},
+    {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
+};
+
+KeySpec const adam_keys[] = {
+    {"batch_size", Kind::integer, 0, false, 1e15, false, nullptr},
+    {"alpha_rel", Kind::real, 0, true, inf, false, nullptr},
+    {"beta1", Kind::real, 0, false, 1, true, nullptr},
+    {"beta2", Kind::real, 0, false, 1, true, nullptr},
+    {"epsilon", Kind::real, 0, true, inf, false, nullptr},
+    {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
+};
+
+struct OptimizerTable {
+  char const* name;
+  KeySpec const* begin;
+  KeySpec const* end;
+};
+
+OptimizerTable const optimizer_tables[] = {
+    {"newton_cg", std::begin(newton_cg_keys), std::end(newton_cg_keys)},
+    {"gradient_descent", std::begin(gradient_descent_keys), std::end(gradient_descent_keys)},
+    {"mc_sgd", std::begin(mc_sgd_keys), std::end(mc_sgd_keys)},
+    {"adam", std::begin(adam_keys), std::end(adam_keys)},
+};
+
+std::string join(std::vector<std::string> const& parts, char const* separator) {
+  std::string out;
+  for (std::size_t k = 0; k < parts.size(); ++k) out += (k ? separator : "") + parts[k];
+  return out;
+}
+
+std::vector<std::string> split_choices(char const* choices) {
+  std::vector<std::string> out;
+  std::string current;
+  for (char const* c = choices; *c; ++c) {
+    if (*c == '|') {
+      out.push_back(current);
+      current.clear();
+    } else {
+      current += *c;
+    }
+  }
+  out.push_back(current);
+  return out;
+}
+
+/// Levenshtein distance, for "did you mean" hints.
+std::size_t edit_distance(std::string const& a, std::string const& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t const up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Printable, bounded rendering of user text (the fuzz test feeds garbage bytes).
+std::string printable(std::string const& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (out.size() >= 40) {
+      out += "...";
+      break;
+    }
+    if (std::isprint(c)) {
+      out += char(c);
+    } else {
+      static char const hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------------ parser
+
+class Parser {
+ public:
+  Parser(Config& config, std::string file) : config_(config), file_(std::move(file)) {}
+
+  void parse(std::string const& source);
+
+ private:
+  Config& config_;
+  std::string file_;
+
+  // ---------------------------------------------------------------- locations and errors
+  static Location location_of(YAML::Node const& node) {
+    if (!node.IsDefined()) return {};
+    YAML::Mark const m = node.Mark();
+    if (m.is_null()) return {};
+    return {m.line + 1, m.column + 1};
+  }
+  /// The value's own position, or its key's when the value has none (an empty value).
+  Location where(std::string const& path, YAML::Node const& value) const {
+    Location l = location_of(value);
+    if (l.line > 0) return l;
+    auto it = config_.locations.find(path);
+    return it != config_.locations.end() ? it->second : Location{1, 1};
+  }
+  [[noreturn]] void fail(std::string const& path, YAML::Node const& value, std::string const& message) const {
+    throw ConfigError(file_, path, where(path, value), message);
+  }
+  [[noreturn]] void fail_at(std::string const& path, Location l, std::string const& message) const {
+    throw ConfigError(file_, path, l, message);
+  }
+
+  static std::string describe(YAML::Node const& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+        return "nothing (null)";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Map:
+        return "a map";
+      case YAML::NodeType::Scalar:
+        return "'" + printable(node.Scalar()) + "'";
+      default:
+        return "nothing";
+    }
+  }
+
+  static std::string child(std::string const& path, std::string const& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  // ---------------------------------------------------------------- maps
+  /// The members of the map at `path`, checked against `allowed`; records each key's location.
+  std::map<std::string, YAML::Node> members(YAML::Node const& node, std::string const& path,
+                                            std::vector<std::string> const& allowed, std::string const& context = "") {
+    if (!node.IsMap()) {
+      fail(path, node, "must be a map with keys " + join(allowed, ", ") + ", got " + describe(node));
+    }
+    std::map<std::string, YAML::Node> out;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      YAML::Node const key = it->first;
+      Location const key_location = location_of(key).line > 0 ? location_of(key) : where(path, node);
+      if (!key.IsScalar()) fail_at(path, key_location, "a key must be a plain name, got " + describe(key));
+      std::string const name = key.Scalar();
+      std::string const key_path = child(path, name);
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        std::string hint;
+        std::size_t best = 3;
+        for (auto const& a : allowed) {
+          std::size_t const dist = edit_distance(name, a);
+          if (dist < best) {
+            best = dist;
+            hint = " (did you mean '" + a + "'?)";
+          }
+        }
+        fail_at(child(path, printable(name)), key_location,
+                "unknown key" + context + hint + "; allowed keys: " + join(allowed, ", "));
+      }
+      if (out.count(name)) fail_at(key_path, key_location, "duplicate key");
+      config_.locations[key_path] = key_location;
+      out[name] = it->second;
+    }
+    return out;
+  }
+
+  Location location_or_parent(std::string const& path, YAML::Node const& parent) const {
+    auto it = config_.locations.find(path);
+    if (it != config_.locations.end()) return it->second;
+    Location l = location_of(parent);
+    return l.line > 0 ? l : Location{1, 1};
+  }
+
+  /// The required member `key` of a map at `path`.
+  YAML::Node const& require(std::map<std::string, YAML::Node> const& m, std::string const& path, std::string const& key,
+                            YAML::Node const& parent, std::string const& what) const {
+    auto it = m.find(key);
+    if (it == m.end()) {
+      fail_at(child(path, key), location_or_parent(path, parent), "missing key (" + what + ")");
+    }
+    return it->second;
+  }
+
+  // ---------------------------------------------------------------- scalars
+  std::string text(std::string const& path, YAML::Node const& node, std::string const& expected) const {
+    if (!node.IsScalar()) fail(path, node, "must be " + expected + ", got " + describe(node));
+    return node.Scalar();
+  }
+
+  /// An integer in [min, max]; YAML integers only (no fractions, no exponents).
+  std::uint64_t integer(std::string const& path, YAML::Node const& node, std::uint64_t min,
+                        std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
+    std::string const expected = "an integer >= " + std::to_string(min);
+    std::string const s = text(path, node, expected);
+    std::size_t pos = 0;
+    bool negative = false;
+    if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) negative = s[pos++] == '-';
+    if (pos == s.size()) fail(path, node, "must be " + expected + ", got " + describe(node));
+    std::uint64_t value = 0;
+    for (; pos < s.size(); ++pos) {
+      if (!std::isdigit(static_cast<unsigned char>(s[pos]))) {
+        fail(path, node, "must be " + expected + ", got " + describe(node));
+      }
+      std::uint64_t const digit = std::uint64_t(s[pos] - '0');
+      if (value > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
+        fail(path, node, "is out of range: " + printable(s) + " does not fit in 64 bits");
+      }
+      value = value * 10 + digit;
+    }
+    if (negative && value != 0) {
+      fail(path, node, "is out of range: must be >= " + std::to_string(min) + ", got " + printable(s));
+    }
+    if (value < min || value > max) {
+      fail(path, node,
+           "is out of range: must be " +
+               (max == std::numeric_limits<std::uint64_t>::max()
+                    ? ">= " + std::to_string(min)
+                    : "between " + std::to_string(min) + " and " + std::to_string(max)) +
+               ", got " + printable(s));
+    }
+    return value;
+  }
+
+  static std::string number_text(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  }
+
+  double real(std::string const& path, YAML::Node const& node, double min, bool min_open, double max,
+              bool max_open) const {
+    std::string const s = text(path, node, "a number");
+    char* end = nullptr;
+    errno = 0;
+    double const value = std::strtod(s.c_str(), &end);
+    bool const numeric = !s.empty() && end == s.c_str() + s.size() &&
+                         (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '+' || s[0] == '.');
+    if (!numeric || s.find_first_of("xXpP") != std::string::npos) {
+      fail(path, node, "must be a number, got " + describe(node));
+    }
+    if (!std::isfinite(value) || errno == ERANGE)
+      fail(path, node, "is out of range: must be finite, got " + printable(s));
+    bool const below = min_open ? !(value > min) : !(value >= min);
+    bool const above = max_open ? !(value < max) : !(value <= max);
+    if (below || above) {
+      std::string range;
+      if (max == inf) {
+        range = (min_open ? "> " : ">= ") + number_text(min);
+      } else {
+        range = std::string("in ") + (min_open ? "(" : "[") + number_text(min) + ", " + number_text(max) +
+                (max_open ? ")" : "]");
+      }
+      fail(path, node, "is out of range: must be " + range + ", got " + printable(s));
+    }
+    return value;
+  }
+
+  bool boolean(std::string const& path, YAML::Node const& node) const {
+    std::string s = text(path, node, "true or false");
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    fail(path, node, "must be true or false, got " + describe(node));
+  }
+
+  std::vector<std::size_t> positive_list(std::string const& path, YAML::Node const& node) const {
+    if (!node.IsSequence()) fail(path, node, "must be a list of positive integers, got " + describe(node));
+    if (node.size() == 0) fail(path, node, "is out of range: the list must not be empty");
+    if (node.size() > 64) fail(path, node, "is out of range: at most 64 entries");
+    std::vector<std::size_t> out;
+    for (std::size_t k = 0; k < node.size(); ++k) {
+      out.push_back(std::size_t(integer(path + "[" + std::to_string(k) + "]", node[k], 1, std::uint64_t(1) << 31)));
+    }
+    return out;
+  }
+
+  std::string path_value(std::string const& path, YAML::Node const& node) const {
+    std::string const s = text(path, node, "a path");
+    if (s.empty()) fail(path, node, "is out of range: the path must not be empty");
+    return s;
+  }
+
+  std::string resolve(std::string const& p) const {
+    namespace fs = std::filesystem;
+    fs::path const given(p);
+    if (given.is_absolute()) return given.lexically_normal().string();
+    fs::path const base = fs::absolute(fs::path(file_)).parent_path();
+    return (base / given).lexically_normal().string();
+  }
+
+  // ---------------------------------------------------------------- sections
+  void parse_problem(YAML::Node const& node);
+  void parse_model(YAML::Node const& node);
+  void parse_optimizer(YAML::Node const& node);
+  void parse_output(YAML::Node const& node);
+  void parse_kokkos(YAML::Node const& node);
+  void cross_checks();
+};
+
+void Parser::parse(std::string const& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(source);
+  } catch (YAML::Exception const& e) {
+    Location l{1, 1};
+    if (!e.mark.is_null()) l = {e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(file_, "", l, "invalid YAML: " + printable(e.msg));
+  }
+  std::vector<std::string> const sections{"problem", "model", "optimizer", "chunk_size", "output", "kokkos"};
+  if (root.IsNull() || !root.IsDefined()) {
+    throw ConfigError(file_, "", {1, 1},
+                      "the configuration is empty; expected a map with sections problem, model, "
+                      "optimizer and output");
+  }
+  if (!root.IsMap()) {
+    fail("", root, "the configuration must be a map with sections " + join(sections, ", ") + ", got " + describe(root));
+  }
+  auto const top = members(root, "", sections);
+  std::string const required = "a required section";
+  parse_problem(require(top, "", "problem", root, required));
+  parse_model(require(top, "", "model", root, required));
+  parse_optimizer(require(top, "", "optimizer", root, required));
+  parse_output(require(top, "", "output", root, required));
+  if (top.count("chunk_size")) {
+    YAML::Node const& c = top.at("chunk_size");
+    std::string const s = text("chunk_size", c, "auto, none or a positive integer");
+    try {
+      config_.chunk_size = ChunkSize::parse(s).to_string();
+    } catch (std::exception const&) {
+      fail("chunk_size", c, "must be auto, none or a positive integer, got " + describe(c));
+    }
+  }
+  if (top.count("kokkos")) parse_kokkos(top.at("kokkos"));
+  cross_checks();
+}
+
+void Parser::parse_problem(YAML::Node const& node) {
+  auto const m = members(node, "problem", {"synthetic", "data"});
+  if (m.size() != 1) {
+    fail("problem", node,
+         m.empty() ? "missing key: give exactly one of synthetic or data"
+                   : "give exactly one of synthetic or data, not both");
+  }
+  if (m.count("synthetic")) {
+    config_.source = ProblemSource::synthetic;
+    std::string const p = "problem.synthetic";
+    YAML::Node const& s = m.at("synthetic");
+    auto const k = members(s, p, {"mode_shapes", "tucker_ranks", "tt_ranks", "order", "n_probes", "noise", "seed"});
+    auto& syn = config_.synthetic;
+    syn.mode_shapes = positive_list(p + ".mode_shapes", require(k, p, "mode_shapes", s, "the N_i of the planted T3"));
+    syn.tucker_ranks = positive_list(p + ".tucker_ranks", require(k, p, "tucker_ranks", s, "its Tucker ranks"));
+    syn.tt_ranks = positive_list(p + ".tt_ranks", require(k, p, "tt_ranks", s, "its TT ranks, d + 1 entries"));
+    syn.n_probes = std::size_t(
+        integer(p + ".n_probes", require(k, p, "n_probes", s, "the number of probes W"), 1, std::uint64_t(1) << 40));
+    if (k.count("order")) syn.order = std::size_t(integer(p + ".order", k.at("order"), 0, 16));
+    if (k.count("noise")) syn.noise = real(p + ".noise", k.at("noise"), 0, false, inf, false);
+    if (k.count("seed")) syn.seed = integer(p + ".seed", k.at("seed"), 0);
+    std::size_t const d = syn.mode_shapes.size();
+    if (syn.tucker_ranks.size() != d) {
+      fail(p + ".tucker_ranks", k.at("tucker_ranks"),
+           "has " + std::to_string(syn.tucker_ranks.size()) + " entries, expected d = " + std::to_string(d) +
+               " (the length of mode_shapes)");
+    }
+    if (syn.tt_ranks.size() != d + 1) {
+      fail(p + ".tt_ranks", k.at("tt_ranks"),
+           "has " + std::to_string(syn.tt_ranks.size()) + " entries, expected d + 1 = " + std::to_string(d + 1));
+    }
+  } else {
+    config_.source = ProblemSource::data;
+    std::string const p = "problem.data";
+    YAML::Node const& s = m.at("data");
+    auto const k = members(s, p, {"file", "order", "weights"});
+    config_.data.file = path_value(p + ".file", require(k, p, "file", s, "the HDF5 probe set"));
+    config_.data.resolved_file = resolve(config_.data.file);
+    if (k.count("order")) config_.data.order = std::size_t(integer(p + ".order", k.at("order"), 0, 16));
+    if (k.count("weights")) {
+      config_.data.weights = text(p + ".weights", k.at("weights"), "an HDF5 dataset path such as /weights");
+      if (config_.data.weights.empty() || config_.data.weights[0] != '/') {
+        fail(p + ".weights", k.at("weights"),
+             "must be an absolute HDF5 dataset path such as /weights, got " + describe(k.at("weights")));
+      }
+    }
+  }
+}
+
+void Parser::parse_model(YAML::Node const& node) {
+  std::string const p = "model";
+  auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "init"});
+  auto& model = config_.model;
+  if (k.count("tucker_ranks")) model.tucker_ranks = positive_list(p + ".tucker_ranks", k.at("tucker_ranks"));
+  if (k.count("tt_ranks")) model.tt_ranks = positive_list(p + ".tt_ranks", k.at("tt_ranks"));
+  YAML::Node const& init = require(k, p, "init", node, "random: {seed: S}, file: PATH or truth_perturbation: EPS");
+  std::string const ip = "model.init";
+  auto const i = members(init, ip, {"random", "file", "truth_perturbation", "seed"});
+  std::size_t const kinds = i.count("random") + i.count("file") + i.count("truth_perturbation");
+  if (kinds != 1) {
+    fail(ip, init,
+         kinds == 0 ? "missing key: give exactly one of random, file or truth_perturbation"
+                    : "give exactly one of random, file or truth_perturbation");
+  }
+  if (i.count("random")) {
+    model.init = InitKind::random;
+    YAML::Node const& r = i.at("random");
+    if (!r.IsNull()) {
+      auto const rk = members(r, ip + ".random", {"seed"});
+      if (rk.count("seed")) model.seed = integer(ip + ".random.seed", rk.at("seed"), 0);
+    }
+    if (i.count("seed")) {
+      fail_at(ip + ".seed", config_.locations.at(ip + ".seed"),
+              "unknown key for a random start; give the seed as random: {seed: S}");
+    }
+  } else if (i.count("file")) {
+    model.init = InitKind::file;
+    model.file = path_value(ip + ".file", i.at("file"));
+    model.resolved_file = resolve(model.file);
+    if (i.count("seed")) {
+      fail_at(ip + ".seed", config_.locations.at(ip + ".seed"), "unknown key for a start from a file");
+    }
+  } else {
+    model.init = InitKind::truth_perturbation;
+    model.perturbation = real(ip + ".truth_perturbation", i.at("truth_perturbation"), 0, false, inf, false);
+    if (i.count("seed")) model.seed = integer(ip + ".seed", i.at("seed"), 0);
+    if (config_.source != ProblemSource::synthetic) {
+      fail_at(ip + ".truth_perturbation", config_.locations.at(ip + ".truth_perturbation"),
+              "only a synthetic problem has a planted truth to perturb");
+    }
+  }
+}
+
+void Parser::parse_optimizer(YAML::Node const& node) {
+  std::string const p = "optimizer";
+  if (!node.IsMap()) fail(p, node, "must be a map with at least the key name, got " + describe(node));
+  // The name first: it decides which keys are allowed.
+  YAML::Node name_node;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (it->first.IsScalar() && it->first.Scalar() == "name") name_node = it->second;
+  }
+  std::vector<std::string> names = optimizer_names();
+  if (!name_node.IsDefined()) {
+    Location const l = location_of(node).line > 0 ? location_of(node) : location_or_parent(p, node);
+    fail_at(p + ".name", l, "missing key (one of " + join(names, ", ") + ")");
+  }
+  std::string const name = text(p + ".name", name_node, "one of " + join(names, ", "));
+  OptimizerTable const* table = nullptr;
+  for (auto const& t : optimizer_tables) {
+    if (name == t.name) table = &t;
+  }
+  if (!table) fail(p + ".name", name_node, "must be one of " + join(names, ", ") + ", got " + describe(name_node));
+  std::vector<std::string> allowed{"name", "max_iterations", "seed"};
+  std::vector<KeySpec> specs(std::begin(common_keys), std::end(common_keys));
+  specs.insert(specs.end(), table->begin, table->end);
+  for (auto const& s : specs) allowed.push_back(s.key);
+  auto const k = members(node, p, allowed, " for optimizer " + name);
+  auto& o = config_.optimizer;
+  o.name = name;
+  if (k.count("max_iterations")) {
+    o.max_iterations = std::size_t(integer(p + ".max_iterations", k.at("max_iterations"), 0, std::uint64_t(1) << 40));
+  }
+  if (k.count("seed")) o.seed = integer(p + ".seed", k.at("seed"), 0);
+  for (auto const& s : specs) {
+    auto it = k.find(s.key);
+    if (it == k.end()) continue;
+    std::string const kp = p + "." + s.key;
+    switch (s.kind) {
+      case Kind::real:
+        o.numbers[s.key] = real(kp, it->second, s.min, s.min_open, s.max, s.max_open);
+        break;
+      case Kind::integer:
+        o.numbers[s.key] = double(integer(kp, it->second, std::uint64_t(s.min), std::uint64_t(s.max)));
+        break;
+      case Kind::boolean:
+        o.flags[s.key] = boolean(kp, it->second);
+        break;
+      case Kind::choice: {
+        auto const choices = split_choices(s.choices);
+        std::string const v = text(kp, it->second, "one of " + join(choices, ", "));
+        if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+          fail(kp, it->second, "must be one of " + join(choices, ", ") + ", got " + describe(it->second));
+        }
+        o.words[s.key] = v;
+        break;
+      }
+    }
+  }
+}
+
+void Parser::parse_output(YAML::Node const& node) {
+  std::string const p = "output";
+  auto const k = members(node, p, {"directory", "checkpoint_every"});
+  config_.output.directory = path_value(p + ".directory", require(k, p, "directory", node, "the run directory"));
+  config_.output.resolved_directory = resolve(config_.output.directory);
+  if (k.count("checkpoint_every")) {
+    config_.output.checkpoint_every =
+        std::size_t(integer(p + ".checkpoint_every", k.at("checkpoint_every"), 0, std::uint64_t(1) << 40));
+  }
+}
+
+void Parser::parse_kokkos(YAML::Node const& node) {
+  std::string const p = "kokkos";
+  auto const k = members(node, p, {"threads", "device"});
+  if (k.count("threads")) config_.kokkos.threads = int(integer(p + ".threads", k.at("threads"), 1, 4096));
+  if (k.count("device")) config_.kokkos.device = int(integer(p + ".device", k.at("device"), 0, 1024));
+}
+
+/// Checks across sections that need no data.
+void Parser::cross_checks() {
+  auto const& model = config_.model;
+  auto at = [this](std::string const& path) {
+    auto it = config_.locations.find(path);
+    return it != config_.locations.end() ? it->second : Location{1, 1};
+  };
+  if (model.tucker_ranks.has_value() != model.tt_ranks.has_value()) {
+    std::string const missing = model.tucker_ranks ? "model.tt_ranks" : "model.tucker_ranks";
+    fail_at(missing, at("model"), "missing key: give both tucker_ranks and tt_ranks, or neither");
+  }
+  if (config_.source == ProblemSource::synthetic) {
+    std::size_t const d = config_.synthetic.mode_shapes.size();
+    if (model.tucker_ranks && model.tucker_ranks->size() != d) {
+      fail_at("model.tucker_ranks", at("model.tucker_ranks"),
+              "has " + std::to_string(model.tucker_ranks->size()) + " entries, expected d = " + std::to_string(d) +
+                  " (problem.synthetic.mode_shapes)");
+    }
+    if (model.tt_ranks && model.tt_ranks->size() != d + 1) {
+      fail_at("model.tt_ranks", at("model.tt_ranks"),
+              "has " + std::to_string(model.tt_ranks->size()) + " entries, expected d + 1 = " + std::to_string(d + 1));
+    }
+    if (model.init == InitKind::truth_perturbation && model.tucker_ranks &&
+        (*model.tucker_ranks != config_.synthetic.tucker_ranks || *model.tt_ranks != config_.synthetic.tt_ranks)) {
+      fail_at("model.tucker_ranks", at("model.tucker_ranks"),
+              "a truth_perturbation start has the planted T3's ranks; leave the model ranks out or make them equal "
+              "to problem.synthetic's");
+    }
+  } else if (model.init == InitKind::random && !model.tucker_ranks) {
+    fail_at("model.tucker_ranks", at("model"),
+            "missing key: a random start on a data problem needs tucker_ranks and tt_ranks");
+  }
+  if (model.tucker_ranks && model.tt_ranks && model.tt_ranks->size() != model.tucker_ranks->size() + 1) {
+    fail_at("model.tt_ranks", at("model.tt_ranks"),
+            "has " + std::to_string(model.tt_ranks->size()) + " entries, expected d + 1 = " +
+                std::to_string(model.tucker_ranks->size() + 1) + " (model.tucker_ranks has d entries)");
+  }
+  auto const& o = config_.optimizer;
+  if (o.name == "mc_sgd" && config_.source == ProblemSource::synthetic && o.numbers.count("batch_size") &&
+      o.numbers.at("batch_size") > double(config_.synthetic.n_probes)) {
+    fail_at("optimizer.batch_size", at("optimizer.batch_size"),
+            "is out of range: larger than the number of probes problem.synthetic.n_probes = " +
+                std::to_string(config_.synthetic.n_probes));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ emitting
+
+void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (auto e : v) out << e;
+  out << YAML::EndSeq;
+}
+
+void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "problem" << YAML::Value << YAML::BeginMap;
+  if (c.source == ProblemSource::synthetic) {
+    auto const& s = c.synthetic;
+    out << YAML::Key << "synthetic" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "mode_shapes" << YAML::Value;
+    emit_list(out, s.mode_shapes);
+    out << YAML::Key << "tucker_ranks" << YAML::Value;
+    emit_list(out, s.tucker_ranks);
+    out << YAML::Key << "tt_ranks" << YAML::Value;
+    emit_list(out, s.tt_ranks);
+    out << YAML::Key << "order" << YAML::Value << s.order;
+    out << YAML::Key << "n_probes" << YAML::Value << s.n_probes;
+    out << YAML::Key << "noise" << YAML::Value << s.noise;
+    out << YAML::Key << "seed" << YAML::Value << s.seed;
+    out << YAML::EndMap;
+  } else {
+    out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "file" << YAML::Value << c.data.resolved_file;
+    if (c.data.order) out << YAML::Key << "order" << YAML::Value << *c.data.order;
+    if (!c.data.weights.empty()) out << YAML::Key << "weights" << YAML::Value << c.data.weights;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  if (c.model.tucker_ranks) {
+    out << YAML::Key << "tucker_ranks" << YAML::Value;
+    emit_list(out, *c.model.tucker_ranks);
+    out << YAML::Key << "tt_ranks" << YAML::Value;
+    emit_list(out, *c.model.tt_ranks);
+  }
+  out << YAML::Key << "init" << YAML::Value << YAML::BeginMap;
+  switch (c.model.init) {
+    case InitKind::random:
+      out << YAML::Key << "random" << YAML::Value << YAML::BeginMap << YAML::Key << "seed" << YAML::Value
+          << c.model.seed << YAML::EndMap;
+      break;
+    case InitKind::file:
+      out << YAML::Key << "file" << YAML::Value << c.model.resolved_file;
+      break;
+    case InitKind::truth_perturbation:
+      out << YAML::Key << "truth_perturbation" << YAML::Value << c.model.perturbation;
+      out << YAML::Key << "seed" << YAML::Value << c.model.seed;
+      break;
+  }
+  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::Key << "optimizer" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << c.optimizer.name;
+  if (!fingerprint) out << YAML::Key << "max_iterations" << YAML::Value << c.optimizer.max_iterations;
+  out << YAML::Key << "seed" << YAML::Value << c.optimizer.seed;
+  for (auto const& [key, value] : c.optimizer.numbers) {
+    if (fingerprint && key.rfind("tol_", 0) == 0) continue;
+    out << YAML::Key << key << YAML::Value << value;
+  }
+  for (auto const& [key, value] : c.optimizer.flags) out << YAML::Key << key << YAML::Value << value;
+  for (auto const& [key, value] : c.optimizer.words) out << YAML::Key << key << YAML::Value << value;
+  out << YAML::EndMap;
+  out << YAML::Key << "chunk_size" << YAML::Value << c.chunk_size;
+  if (!fingerprint) {
+    out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "directory" << YAML::Value << c.output.resolved_directory;
+    out << YAML::Key << "checkpoint_every" << YAML::Value << c.output.checkpoint_every;
+    out << YAML::EndMap;
+    out << YAML::Key << "kokkos" << YAML::Value << YAML::BeginMap;
+    if (c.kokkos.threads) out << YAML::Key << "threads" << YAML::Value << *c.kokkos.threads;
+    if (c.kokkos.device) out << YAML::Key << "device" << YAML::Value << *c.kokkos.device;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+ConfigError Config::error_at(std::string const& key_path, std::string const& message) const {
+  std::string path = key_path;
+  while (true) {
+    auto it = locations.find(path);
+    if (it != locations.end()) return ConfigError(file, key_path, it->second, message);
+    auto const dot = path.rfind('.');
+    if (dot == std::string::npos) break;
+    path.resize(dot);
+  }
+  return ConfigError(file, key_path, {1, 1}, message);
+}
+
+std::string Config::to_yaml() const {
+  YAML::Emitter out;
+  out.SetDoublePrecision(15);
+  emit_config(out, *this, false);
+  return out.c_str();
+}
+
+std::string Config::fingerprint() const {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  emit_config(out, *this, true);
+  return out.c_str();
+}
+
+Config parse_config(std::string const& text, std::string const& file) {
+  Config config;
+  config.file = file;
+  Parser parser(config, file);
+  try {
+    parser.parse(text);
+  } catch (ConfigError const&) {
+    throw;
+  } catch (YAML::Exception const& e) {
+    // yaml-cpp errors while walking the tree (a malformed node): report them like parse errors.
+    Location l{1, 1};
+    if (!e.mark.is_null()) l = {e.mark.line + 1, e.mark.column + 1};
+    throw ConfigError(file, "", l, "invalid YAML: " + printable(e.msg));
+  } catch (std::exception const& e) {
+    throw ConfigError(file, "", {1, 1}, std::string("cannot read the configuration: ") + e.what());
+  }
+  return config;
+}
+
+Config load_config(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", {0, 0}, "cannot open the configuration file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, "", {0, 0}, "cannot read the configuration file");
+  return parse_config(text.str(), path);
+}
+
+std::vector<std::string> optimizer_names() {
+  std::vector<std::string> names;
+  for (auto const& t : optimizer_tables) names.push_back(t.name);
+  return names;
+}
+
+}  // namespace fit
+}  // namespace t3k

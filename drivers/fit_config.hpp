@@ -1,0 +1,126 @@
+#pragma once
+/// \file fit_config.hpp
+/// The YAML configuration of `t3k fit` (docs/config.md): schema, parsing and validation.
+///
+/// Loading checks everything that can be checked without reading data: unknown keys, missing keys, wrong types and
+/// out-of-range values. Every problem is reported as one `ConfigError` whose message names the file, the YAML line
+/// and column (1-based) and the key path ("run.yaml:12:5: optimizer.cg_rtol: must be a number > 0, got -1"); the
+/// driver exits with code 2 on it. Checks that need the data (shapes of an HDF5 probe set or initial T3) are made
+/// later by the driver, which reports them through `Config::error_at` with the same format.
+///
+/// This header does not include yaml-cpp or Kokkos: the fuzz test and the CLI link the loader alone.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace t3k {
+namespace fit {
+
+/// A position in the YAML file, 1-based; 0 when unknown.
+struct Location {
+  int line = 0;
+  int column = 0;
+};
+
+/// A configuration the driver cannot run: the message names the file, line:column and key path.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string const& file, std::string key_path, Location where, std::string const& message);
+  std::string const& key_path() const { return key_path_; }
+  Location location() const { return location_; }
+
+ private:
+  std::string key_path_;
+  Location location_;
+};
+
+enum class ProblemSource { synthetic, data };
+enum class InitKind { random, file, truth_perturbation };
+
+/// problem.synthetic: a planted random T3 and its probe jets at random probes.
+struct SyntheticProblem {
+  std::vector<std::size_t> mode_shapes, tucker_ranks, tt_ranks;
+  std::size_t order = 2;
+  std::size_t n_probes = 0;
+  double noise = 0;
+  std::uint64_t seed = 0;
+};
+
+/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights) of SPEC.md section 17.
+struct DataProblem {
+  std::string file;                  ///< as written in the config
+  std::string resolved_file;         ///< relative to the config file's directory
+  std::optional<std::size_t> order;  ///< must agree with the file when given
+  std::string weights;               ///< dataset of per-probe weights (W), empty for none
+};
+
+struct ModelConfig {
+  std::optional<std::vector<std::size_t>> tucker_ranks, tt_ranks;
+  InitKind init = InitKind::random;
+  std::uint64_t seed = 0;  ///< random and truth_perturbation
+  std::string file;        ///< init file as written
+  std::string resolved_file;
+  double perturbation = 0;  ///< truth_perturbation EPS
+};
+
+/// optimizer: the name, the common controls and the optimizer's own keys (only those given; the driver fills the
+/// rest from the option structs' defaults).
+struct OptimizerConfig {
+  std::string name;  ///< newton_cg | gradient_descent | mc_sgd | adam
+  std::size_t max_iterations = 100;
+  std::uint64_t seed = 0;
+  std::map<std::string, double> numbers;     ///< real and integer keys (integers exact)
+  std::map<std::string, bool> flags;         ///< boolean keys
+  std::map<std::string, std::string> words;  ///< choice keys (schedule)
+};
+
+struct OutputConfig {
+  std::string directory;           ///< as written
+  std::string resolved_directory;  ///< relative to the config file's directory
+  std::size_t checkpoint_every = 0;
+};
+
+struct KokkosConfig {
+  std::optional<int> threads;
+  std::optional<int> device;
+};
+
+/// A loaded, validated configuration.
+struct Config {
+  std::string file;  ///< path of the YAML file
+  ProblemSource source = ProblemSource::synthetic;
+  SyntheticProblem synthetic;
+  DataProblem data;
+  ModelConfig model;
+  OptimizerConfig optimizer;
+  std::string chunk_size = "auto";  ///< auto | none | N
+  OutputConfig output;
+  KokkosConfig kokkos;
+  /// Where each key path given in the file is ("optimizer.cg_rtol" -> 12:5); sections too.
+  std::map<std::string, Location> locations;
+
+  /// A ConfigError at `key_path` (its location, or its nearest located parent's).
+  ConfigError error_at(std::string const& key_path, std::string const& message) const;
+  /// The resolved configuration (defaults filled in) as YAML text, for summary.yaml.
+  std::string to_yaml() const;
+  /// What a checkpoint must agree with to be resumed: everything but max_iterations, the tolerances, the output
+  /// and Kokkos settings.
+  std::string fingerprint() const;
+};
+
+/// Parses and validates YAML text; `file` names it in messages and anchors relative paths.
+/// **Throws:** ConfigError, and nothing else.
+Config parse_config(std::string const& text, std::string const& file);
+/// Reads and parses a file. **Throws:** ConfigError (also when the file cannot be read).
+Config load_config(std::string const& path);
+
+/// The optimizer names and each one's own keys, for messages and docs.
+std::vector<std::string> optimizer_names();
+
+}  // namespace fit
+}  // namespace t3k

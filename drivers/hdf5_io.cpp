@@ -1,0 +1,593 @@
+/// \file hdf5_io.cpp
+/// The HDF5 C API behind hdf5_io.hpp. Every HDF5 failure becomes a t3k::io::FileError naming the file and the
+/// object; HDF5's own error-stack printing is switched off so that the CLI prints exactly one line.
+
+#include "drivers/hdf5_io.hpp"
+
+#include <hdf5.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+namespace t3k {
+namespace io {
+namespace {
+
+/// HDF5 prints its error stack to stderr by default; T3K turns every failure into an exception instead.
+void silence_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+/// Owns one HDF5 identifier and closes it with the matching H5*close.
+class Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  Handle() = default;
+  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& other) noexcept : id_(other.id_), close_(other.close_) { other.id_ = -1; }
+  Handle& operator=(Handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      id_ = std::exchange(other.id_, -1);
+      close_ = other.close_;
+    }
+    return *this;
+  }
+  Handle(Handle const&) = delete;
+  Handle& operator=(Handle const&) = delete;
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  /// Closes now; returns false when HDF5 reports a failure (a write that could not be flushed).
+  bool reset() {
+    bool ok = true;
+    if (id_ >= 0 && close_ != nullptr) ok = close_(id_) >= 0;
+    id_ = -1;
+    return ok;
+  }
+
+ private:
+  hid_t id_ = -1;
+  Closer close_ = nullptr;
+};
+
+std::string join_path(std::string const& group, std::size_t index) { return group + "/" + std::to_string(index); }
+
+/// "[6 x 5]" with placeholders shown as the actual extent (so the message reads as a concrete expected shape).
+std::string expected_string(std::vector<std::size_t> const& expected, std::vector<std::size_t> const& actual) {
+  std::vector<std::size_t> shown = expected;
+  std::string out = "[";
+  for (std::size_t k = 0; k < shown.size(); ++k) {
+    if (k) out += " x ";
+    if (shown[k] == any_extent) {
+      out += k < actual.size() ? std::to_string(actual[k]) : std::string("*");
+    } else {
+      out += std::to_string(shown[k]);
+    }
+  }
+  return out + "]";
+}
+
+bool shape_matches(std::vector<std::size_t> const& actual, std::vector<std::size_t> const& expected) {
+  if (actual.size() != expected.size()) return false;
+  for (std::size_t k = 0; k < actual.size(); ++k) {
+    if (expected[k] != any_extent && expected[k] != actual[k]) return false;
+  }
+  return true;
+}
+
+template <class ViewType>
+ViewType view_from(std::string const& label, std::vector<std::size_t> const& shape, std::vector<double> const& data) {
+  Kokkos::LayoutRight layout;
+  for (std::size_t k = 0; k < shape.size(); ++k) layout.dimension[k] = shape[k];
+  ViewType v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), layout);
+  if (!data.empty()) std::memcpy(v.data(), data.data(), data.size() * sizeof(double));
+  return v;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------- Reader
+
+struct Reader::Impl {
+  Handle file;
+
+  std::string const* path = nullptr;
+
+  [[noreturn]] void fail(std::string const& message) const { throw FileError(*path + ": " + message); }
+
+  /// The first prefix of `object` ("/probes", "/probes/w", "/probes/w/0") that does not exist; empty if it exists.
+  std::string first_missing(std::string const& object) const {
+    std::size_t pos = 0;
+    while (pos != std::string::npos) {
+      pos = object.find('/', pos + 1);
+      std::string const prefix = object.substr(0, pos);
+      if (prefix.empty() || prefix == "/") continue;
+      if (H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return prefix;
+    }
+    return "";
+  }
+
+  void require(std::string const& object) const {
+    std::string const missing = first_missing(object);
+    if (missing.empty()) return;
+    if (missing == object) fail(object + " is missing");
+    fail(missing + " is missing (needed for " + object + ")");
+  }
+
+  Handle open_dataset(std::string const& name) const {
+    require(name);
+    H5O_info_t info;
+#if H5_VERSION_GE(1, 12, 0)
+    herr_t const got = H5Oget_info_by_name3(file.get(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+#elif H5_VERSION_GE(1, 10, 3)
+    herr_t const got = H5Oget_info_by_name2(file.get(), name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT);
+#else
+    herr_t const got = H5Oget_info_by_name(file.get(), name.c_str(), &info, H5P_DEFAULT);
+#endif
+    if (got < 0) fail("cannot read " + name);
+    if (info.type != H5O_TYPE_DATASET) fail(name + " is not a dataset");
+    Handle ds(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!ds.valid()) fail("cannot open dataset " + name);
+    return ds;
+  }
+
+  std::vector<std::size_t> dataset_shape(hid_t ds, std::string const& name) const {
+    Handle space(H5Dget_space(ds), H5Sclose);
+    if (!space.valid()) fail("cannot read the shape of " + name);
+    int const rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) fail("cannot read the shape of " + name);
+    std::vector<hsize_t> dims(std::size_t(rank) + 1, 0);
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    return std::vector<std::size_t>(dims.begin(), dims.begin() + rank);
+  }
+
+  /// Reads `name` after checking it against `expected` (empty `expected`: any shape).
+  std::vector<double> read(std::string const& name, std::vector<std::size_t> const* expected,
+                           std::vector<std::size_t>& shape) const {
+    Handle ds = open_dataset(name);
+    shape = dataset_shape(ds.get(), name);
+    if (expected != nullptr && !shape_matches(shape, *expected)) {
+      fail(name + " has shape " + impl::shape_string(shape) + ", expected " + expected_string(*expected, shape));
+    }
+    Handle type(H5Dget_type(ds.get()), H5Tclose);
+    H5T_class_t const cls = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(name + " is not a numeric dataset (expected float64)");
+    std::size_t total = 1;
+    for (auto e : shape) total *= e;
+    std::vector<double> data(total);
+    if (total > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0) {
+      fail("cannot read dataset " + name);
+    }
+    return data;
+  }
+
+  template <class ViewType>
+  ViewType read_view(std::string const& name, std::vector<std::size_t> const& expected) const {
+    std::vector<std::size_t> shape;
+    auto data = read(name, &expected, shape);
+    return view_from<ViewType>(name, shape, data);
+  }
+
+  /// Reads `name` (shape `stored`) into a View whose shape has a leading stack axis of 1.
+  template <class ViewType>
+  ViewType read_with_unit_axis(std::string const& name, std::vector<std::size_t> const& stored) const {
+    std::vector<std::size_t> shape;
+    auto data = read(name, &stored, shape);
+    shape.insert(shape.begin(), 1);
+    return view_from<ViewType>(name, shape, data);
+  }
+
+  std::size_t group_size(std::string const& group) const {
+    require(group);
+    Handle g(H5Gopen2(file.get(), group.c_str(), H5P_DEFAULT), H5Gclose);
+    if (!g.valid()) fail(group + " is not a group");
+    H5G_info_t info;
+    if (H5Gget_info(g.get(), &info) < 0) fail("cannot list " + group);
+    return std::size_t(info.nlinks);
+  }
+
+  void require_members(std::string const& group, std::size_t d, std::string const& reason) const {
+    std::size_t const n = group_size(group);
+    if (n != d) fail(group + " has " + std::to_string(n) + " members, expected d = " + std::to_string(d) + reason);
+  }
+
+  /// Integer-like attribute (int64, any integer, or an HDF5 enum such as h5py's bool) as int64.
+  std::optional<std::int64_t> integer_attribute(std::string const& object, std::string const& name) const {
+    if (!first_missing(object).empty()) return std::nullopt;
+    htri_t const has = H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT);
+    if (has <= 0) return std::nullopt;
+    std::string const what = "attribute '" + name + "' of " + object;
+    Handle attr(H5Aopen_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (!attr.valid()) fail("cannot open " + what);
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) fail(what + " is not a single value");
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    H5T_class_t const cls = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
+    if (cls == H5T_INTEGER) {
+      std::int64_t value = 0;
+      if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) fail("cannot read " + what);
+      return value;
+    }
+    if (cls == H5T_ENUM) {
+      // HDF5 converts enums only to enums: read in the native form of the file's enum, then widen its base integer.
+      Handle native(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), H5Tclose);
+      Handle base(native.valid() ? H5Tget_super(native.get()) : -1, H5Tclose);
+      std::size_t const size = native.valid() ? H5Tget_size(native.get()) : 0;
+      if (!base.valid() || size == 0 || size > 8) fail("cannot read " + what);
+      unsigned char raw[8] = {0};
+      if (H5Aread(attr.get(), native.get(), raw) < 0) fail("cannot read " + what);
+      bool const is_signed = H5Tget_sign(base.get()) == H5T_SGN_2;
+      std::int64_t value = 0;
+      switch (size) {
+        case 1: {
+          std::int8_t s;
+          std::uint8_t u;
+          std::memcpy(&s, raw, 1);
+          std::memcpy(&u, raw, 1);
+          value = is_signed ? s : u;
+          break;
+        }
+        case 2: {
+          std::int16_t s;
+          std::uint16_t u;
+          std::memcpy(&s, raw, 2);
+          std::memcpy(&u, raw, 2);
+          value = is_signed ? s : u;
+          break;
+        }
+        case 4: {
+          std::int32_t s;
+          std::uint32_t u;
+          std::memcpy(&s, raw, 4);
+          std::memcpy(&u, raw, 4);
+          value = is_signed ? s : std::int64_t(u);
+          break;
+        }
+        default:
+          std::memcpy(&value, raw, 8);
+      }
+      return value;
+    }
+    fail(what + " is not an integer or boolean");
+  }
+};
+
+Reader::Reader(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
+  silence_hdf5();
+  impl_->path = &path_;
+  struct stat info;
+  if (::stat(path_.c_str(), &info) != 0) {
+    throw FileError("cannot open input file '" + path_ + "': " + std::strerror(errno));
+  }
+  if (S_ISDIR(info.st_mode)) throw FileError("cannot open input file '" + path_ + "': it is a directory");
+  impl_->file = Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!impl_->file.valid()) {
+    throw FileError("cannot open input file '" + path_ + "': not a readable HDF5 file");
+  }
+}
+
+Reader::~Reader() = default;
+
+bool Reader::exists(std::string const& object) const { return impl_->first_missing(object).empty(); }
+
+std::size_t Reader::group_size(std::string const& group) const { return impl_->group_size(group); }
+
+std::vector<double> Reader::read_raw(std::string const& dataset, std::vector<std::size_t>& shape) const {
+  return impl_->read(dataset, nullptr, shape);
+}
+
+Matrix Reader::read_matrix(std::string const& dataset, std::vector<std::size_t> const& expected) const {
+  return impl_->read_view<Matrix>(dataset, expected);
+}
+Array3 Reader::read_array3(std::string const& dataset, std::vector<std::size_t> const& expected) const {
+  return impl_->read_view<Array3>(dataset, expected);
+}
+Array4 Reader::read_array4(std::string const& dataset, std::vector<std::size_t> const& expected) const {
+  return impl_->read_view<Array4>(dataset, expected);
+}
+
+HostT3 Reader::read_t3() const {
+  std::size_t const d = impl_->group_size("/t3/tucker_cores");
+  if (d == 0) impl_->fail("/t3/tucker_cores is empty; a T3 needs at least one mode");
+  impl_->require_members("/t3/tt_cores", d, " (the number of /t3/tucker_cores)");
+  std::vector<Matrix> us;
+  std::vector<Array3> gs;
+  std::size_t r = any_extent;
+  for (std::size_t i = 0; i < d; ++i) {
+    us.push_back(read_matrix(join_path("/t3/tucker_cores", i), {any_extent, any_extent}));
+    gs.push_back(read_array3(join_path("/t3/tt_cores", i), {r, us.back().extent(0), any_extent}));
+    r = gs.back().extent(2);
+  }
+  try {
+    return HostT3(std::move(us), std::move(gs));
+  } catch (std::runtime_error const& e) {
+    impl_->fail(std::string("/t3: ") + e.what());
+  }
+}
+
+HostFrame Reader::read_frame() const {
+  std::size_t const d = impl_->group_size("/frame/up_tucker");
+  if (d == 0) impl_->fail("/frame/up_tucker is empty; a frame needs at least one mode");
+  for (char const* g : {"/frame/left_tt", "/frame/right_tt", "/frame/outer_tt"}) {
+    impl_->require_members(g, d, " (the number of /frame/up_tucker)");
+  }
+  std::vector<Matrix> up;
+  std::vector<Array3> left, right, outer;
+  std::size_t rl = 1, rr = 1;  // rL_0 = rR_0 = 1
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t const last = i + 1 == d ? 1 : any_extent;  // rL_d = rR_d = 1
+    up.push_back(read_matrix(join_path("/frame/up_tucker", i), {any_extent, any_extent}));
+    std::size_t const nu = up.back().extent(0);
+    left.push_back(read_array3(join_path("/frame/left_tt", i), {rl, nu, last}));
+    right.push_back(read_array3(join_path("/frame/right_tt", i), {rr, nu, last}));
+    outer.push_back(read_array3(join_path("/frame/outer_tt", i), {rl, any_extent, right.back().extent(2)}));
+    rl = left.back().extent(2);
+    rr = right.back().extent(2);
+  }
+  try {
+    return HostFrame(std::move(up), std::move(left), std::move(right), std::move(outer));
+  } catch (std::runtime_error const& e) {
+    impl_->fail(std::string("/frame: ") + e.what());
+  }
+}
+
+HostVariation Reader::read_variation(HostFrame const& frame) const {
+  std::size_t const d = frame.n_modes();
+  impl_->require_members("/variation/tucker", d, " (the modes of the frame)");
+  impl_->require_members("/variation/tt", d, " (the modes of the frame)");
+  auto const big_n = frame.mode_shapes();
+  auto const nu = frame.up_ranks();
+  auto const no = frame.outer_ranks();
+  auto const rl = frame.left_ranks();
+  auto const rr = frame.right_ranks();
+  HostVariation v;
+  for (std::size_t i = 0; i < d; ++i) {
+    v.tucker.push_back(impl_->read_with_unit_axis<Array3>(join_path("/variation/tucker", i), {no[i], big_n[i]}));
+    v.tt.push_back(impl_->read_with_unit_axis<Array4>(join_path("/variation/tt", i), {rl[i], nu[i], rr[i + 1]}));
+  }
+  return v;
+}
+
+HostVariation Reader::read_gradient(HostFrame const& frame, bool per_probe) const {
+  std::string const group = per_probe ? "/grad_per_probe" : "/grad";
+  std::size_t const d = frame.n_modes();
+  impl_->require_members(group + "/tucker", d, " (the modes of the frame)");
+  impl_->require_members(group + "/tt", d, " (the modes of the frame)");
+  auto const big_n = frame.mode_shapes();
+  auto const nu = frame.up_ranks();
+  auto const no = frame.outer_ranks();
+  auto const rl = frame.left_ranks();
+  auto const rr = frame.right_ranks();
+  HostVariation v;
+  std::size_t w = any_extent;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::string const tucker = join_path(group + "/tucker", i);
+    std::string const tt = join_path(group + "/tt", i);
+    if (per_probe) {
+      v.tucker.push_back(read_array3(tucker, {w, no[i], big_n[i]}));
+      w = v.tucker.back().extent(0);
+      v.tt.push_back(read_array4(tt, {w, rl[i], nu[i], rr[i + 1]}));
+    } else {
+      v.tucker.push_back(impl_->read_with_unit_axis<Array3>(tucker, {no[i], big_n[i]}));
+      v.tt.push_back(impl_->read_with_unit_axis<Array4>(tt, {rl[i], nu[i], rr[i + 1]}));
+    }
+  }
+  return v;
+}
+
+ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes) const {
+  std::size_t const d = mode_shapes.empty() ? impl_->group_size("/probes/w") : mode_shapes.size();
+  if (d == 0) impl_->fail("/probes/w is empty");
+  std::string const reason = mode_shapes.empty() ? " (the number of /probes/w)" : " (the modes of the input)";
+  impl_->require_members("/probes/w", d, reason);
+  impl_->require_members("/probes/p", d, reason);
+  ProbeSet probes;
+  std::size_t w = any_extent;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
+    probes.w.push_back(read_matrix(join_path("/probes/w", i), {w, n}));
+    w = probes.w.back().extent(0);
+    probes.p.push_back(read_matrix(join_path("/probes/p", i), {w, probes.w.back().extent(1)}));
+  }
+  auto const order = impl_->integer_attribute("/probes", "order");
+  if (order) {
+    if (*order < 0) impl_->fail("attribute 'order' of /probes is " + std::to_string(*order) + ", expected >= 0");
+    probes.order = std::size_t(*order);
+  }
+  auto const symmetric = impl_->integer_attribute("/probes", "symmetric");
+  probes.symmetric = symmetric && *symmetric != 0;
+  return probes;
+}
+
+JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
+                           std::size_t n_orders) const {
+  std::size_t const d = mode_shapes.empty() ? impl_->group_size(group) : mode_shapes.size();
+  if (d == 0) impl_->fail(group + " is empty");
+  impl_->require_members(group, d, mode_shapes.empty() ? "" : " (the modes of the input)");
+  JetStack jets;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
+    jets.push_back(read_array3(join_path(group, i), {n_probes, n_orders, n}));
+    n_probes = jets.back().extent(0);
+    n_orders = jets.back().extent(1);
+  }
+  return jets;
+}
+
+RootAttributes Reader::read_root_attributes() const {
+  RootAttributes a;
+  a.d = impl_->integer_attribute("/", "d");
+  a.w = impl_->integer_attribute("/", "W");
+  a.k = impl_->integer_attribute("/", "K");
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------------------- Writer
+
+struct Writer::Impl {
+  Handle file;
+  std::string const* path = nullptr;
+
+  [[noreturn]] void fail(std::string const& message) const { throw FileError(*path + ": " + message); }
+
+  /// Opens (creating with its parents if needed) the group at `group`.
+  Handle group(std::string const& name) const {
+    if (name == "/" || H5Lexists(file.get(), name.c_str(), H5P_DEFAULT) > 0) {
+      Handle g(H5Gopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Gclose);
+      if (!g.valid()) fail("cannot open group " + name);
+      return g;
+    }
+    Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+    H5Pset_create_intermediate_group(lcpl.get(), 1);
+    Handle g(H5Gcreate2(file.get(), name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!g.valid()) fail("cannot create group " + name);
+    return g;
+  }
+
+  void write_attribute(std::string const& object, std::string const& name, hid_t file_type, hid_t memory_type,
+                       void const* value) const {
+    Handle g = group(object);
+    if (H5Aexists(g.get(), name.c_str()) > 0) H5Adelete(g.get(), name.c_str());
+    Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+    Handle attr(H5Acreate2(g.get(), name.c_str(), file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (!attr.valid() || H5Awrite(attr.get(), memory_type, value) < 0) {
+      fail("cannot write attribute '" + name + "' of " + object);
+    }
+  }
+
+  void write_int64(std::string const& object, std::string const& name, std::int64_t value) const {
+    write_attribute(object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
+  }
+
+  /// A bool the way h5py and numpy store it: an enum {FALSE = 0, TRUE = 1} over int8.
+  void write_bool(std::string const& object, std::string const& name, bool value) const {
+    Handle type(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose);
+    std::int8_t const no = 0, yes = 1;
+    H5Tenum_insert(type.get(), "FALSE", &no);
+    H5Tenum_insert(type.get(), "TRUE", &yes);
+    std::int8_t const v = value ? 1 : 0;
+    write_attribute(object, name, type.get(), type.get(), &v);
+  }
+};
+
+Writer::Writer(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
+  silence_hdf5();
+  impl_->path = &temporary_path_;
+  temporary_path_ = path_ + ".tmp-" + std::to_string(long(::getpid()));
+  impl_->file = Handle(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!impl_->file.valid()) {
+    throw FileError("cannot create output file '" + temporary_path_ + "' (for '" + path_ +
+                    "'): " + std::strerror(errno));
+  }
+}
+
+Writer::~Writer() {
+  if (committed_) return;
+  impl_->file.reset();
+  std::remove(temporary_path_.c_str());
+}
+
+void Writer::write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data) {
+  if (committed_) throw FileError(path_ + ": already committed; cannot write " + dataset);
+  if (shape.empty() || shape.size() > 4) {
+    impl_->fail("cannot write " + dataset + " of rank " + std::to_string(shape.size()) + " (ranks 1-4 only)");
+  }
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  std::size_t total = 1;
+  for (auto e : shape) total *= e;
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle ds(
+      H5Dcreate2(impl_->file.get(), dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
+  if (!ds.valid()) impl_->fail("cannot create dataset " + dataset);
+  if (total > 0 && H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    impl_->fail("cannot write dataset " + dataset);
+  }
+}
+
+void Writer::write_t3(HostT3 const& x) {
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    write_view(join_path("/t3/tucker_cores", i), x.tucker_core(i));
+    write_view(join_path("/t3/tt_cores", i), x.tt_core(i));
+  }
+}
+
+void Writer::write_frame(HostFrame const& frame) {
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    write_view(join_path("/frame/up_tucker", i), frame.up_tucker(i));
+    write_view(join_path("/frame/left_tt", i), frame.left_tt(i));
+    write_view(join_path("/frame/right_tt", i), frame.right_tt(i));
+    write_view(join_path("/frame/outer_tt", i), frame.outer_tt(i));
+  }
+}
+
+void Writer::write_variation_group(std::string const& group, HostVariation const& v, bool keep_stack_axis) {
+  if (v.tucker.size() != v.tt.size()) {
+    throw InvalidArgument(
+        impl::concat("t3k::io::Writer: ", group, " has ", v.tucker.size(), " Tucker and ", v.tt.size(), " TT cores"));
+  }
+  if (!keep_stack_axis && v.n_stack() != 1) {
+    throw InvalidArgument(
+        impl::concat("t3k::io::Writer: ", group, " holds one variation, got a stack of ", v.n_stack()));
+  }
+  for (std::size_t i = 0; i < v.n_modes(); ++i) {
+    std::string const tucker = join_path(group + "/tucker", i);
+    std::string const tt = join_path(group + "/tt", i);
+    if (keep_stack_axis) {
+      write_view(tucker, v.tucker[i]);
+      write_view(tt, v.tt[i]);
+    } else {
+      write_view(tucker, Kokkos::subview(v.tucker[i], 0, Kokkos::ALL, Kokkos::ALL));
+      write_view(tt, Kokkos::subview(v.tt[i], 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+    }
+  }
+}
+
+void Writer::write_variation(HostVariation const& v) { write_variation_group("/variation", v, false); }
+
+void Writer::write_gradient(HostVariation const& v, bool per_probe) {
+  write_variation_group(per_probe ? "/grad_per_probe" : "/grad", v, per_probe);
+}
+
+void Writer::write_probes(ProbeSet const& probes) {
+  for (std::size_t i = 0; i < probes.n_modes(); ++i) {
+    write_view(join_path("/probes/w", i), probes.w[i]);
+    write_view(join_path("/probes/p", i), probes.p[i]);
+  }
+  if (probes.order) impl_->write_int64("/probes", "order", std::int64_t(*probes.order));
+  impl_->write_bool("/probes", "symmetric", probes.symmetric);
+}
+
+void Writer::write_jets(std::string const& group, JetStack const& jets) {
+  for (std::size_t i = 0; i < jets.size(); ++i) write_view(join_path(group, i), jets[i]);
+}
+
+void Writer::write_root_attributes(RootAttributes const& attributes) {
+  if (attributes.d) impl_->write_int64("/", "d", *attributes.d);
+  if (attributes.w) impl_->write_int64("/", "W", *attributes.w);
+  if (attributes.k) impl_->write_int64("/", "K", *attributes.k);
+}
+
+void Writer::commit() {
+  if (committed_) return;
+  if (H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL) < 0 || !impl_->file.reset()) {
+    impl_->fail("cannot flush the output file");
+  }
+  if (std::rename(temporary_path_.c_str(), path_.c_str()) != 0) {
+    int const error = errno;
+    std::remove(temporary_path_.c_str());
+    throw FileError("cannot rename '" + temporary_path_ + "' to '" + path_ + "': " + std::strerror(error));
+  }
+  committed_ = true;
+}
+
+}  // namespace io
+}  // namespace t3k

@@ -1,0 +1,494 @@
+/// \file main.cpp
+/// The command-line tool `t3k` (SPEC.md section 17): probe jets, frames, J v and J^T r on HDF5 files, and a
+/// self-checking demo.
+///
+/// Exit codes: 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file), with one line
+/// naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
+
+#include "drivers/hdf5_io.hpp"
+#include "drivers/fit_command.hpp"
+
+#include "algorithms/probe_derivatives.hpp"
+#include "algorithms/random_t3.hpp"
+#include "algorithms/to_dense.hpp"
+#include "core/chunk_size.hpp"
+#include "core/error.hpp"
+#include "core/impl/host_random.hpp"
+#include "t3k_version.hpp"
+
+#if __has_include("algorithms/orthogonal_frame.hpp")
+#include "algorithms/orthogonal_frame.hpp"
+#define T3K_CLI_HAVE_FRAME 1
+#endif
+#if __has_include("algorithms/tangent_probe_derivatives.hpp")
+#include "algorithms/tangent_probe_derivatives.hpp"
+#define T3K_CLI_HAVE_JV 1
+#endif
+#if __has_include("algorithms/probe_derivatives_transpose.hpp")
+#include "algorithms/probe_derivatives_transpose.hpp"
+#define T3K_CLI_HAVE_JTR 1
+#endif
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Timer.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace io = t3k::io;
+using Space = Kokkos::DefaultExecutionSpace;
+using Mem = Space::memory_space;
+using DeviceMatrix = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
+using DeviceArray3 = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
+
+/// Bad input the user can fix (exit code 2); the message names the flag or the dataset.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string in, out;
+  int order = -1;  // -1: take the order attribute of /probes
+  std::string chunk_size = "auto";
+  bool per_probe = false;
+  std::size_t demo_probes = 1000;
+  std::uint64_t seed = 1;
+};
+
+// ------------------------------------------------------------------------------------------ host <-> device copies
+
+/// Contiguous LayoutRight copies of host arrays in the default memory space (no copy when that is the host).
+template <class HostView>
+std::vector<Kokkos::View<typename HostView::non_const_data_type, Kokkos::LayoutRight, Mem>> to_device(
+    std::vector<HostView> const& host) {
+  std::vector<Kokkos::View<typename HostView::non_const_data_type, Kokkos::LayoutRight, Mem>> out;
+  for (auto const& h : host) out.push_back(Kokkos::create_mirror_view_and_copy(Mem{}, h));
+  return out;
+}
+
+template <class View>
+Kokkos::View<typename View::non_const_data_type, Kokkos::LayoutRight, Kokkos::HostSpace> to_host(View const& v) {
+  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+}
+
+template <class Dst, class Src>
+t3k::OrthogonalFrame<double, Dst> copy_frame(t3k::OrthogonalFrame<double, Src> const& f) {
+  using Frame = t3k::OrthogonalFrame<double, Dst>;
+  std::vector<typename Frame::matrix_type> up;
+  std::vector<typename Frame::core_type> left, right, outer;
+  for (std::size_t i = 0; i < f.n_modes(); ++i) {
+    up.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, f.up_tucker(i)));
+    left.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, f.left_tt(i)));
+    right.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, f.right_tt(i)));
+    outer.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, f.outer_tt(i)));
+  }
+  return Frame(std::move(up), std::move(left), std::move(right), std::move(outer));
+}
+
+template <class Dst, class Src>
+t3k::T3Variation<double, Dst> copy_variation(t3k::T3Variation<double, Src> const& v) {
+  t3k::T3Variation<double, Dst> out;
+  for (std::size_t i = 0; i < v.n_modes(); ++i) {
+    out.tucker.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, v.tucker[i]));
+    out.tt.push_back(Kokkos::create_mirror_view_and_copy(Dst{}, v.tt[i]));
+  }
+  return out;
+}
+
+/// The jet order: --order when given, else the order attribute of /probes.
+std::size_t resolve_order(Options const& opt, io::ProbeSet const& probes, std::string const& file) {
+  if (opt.order >= 0) return std::size_t(opt.order);
+  if (!probes.order) throw UsageError(file + ": attribute 'order' of /probes is missing; pass --order K");
+  return *probes.order;
+}
+
+io::RootAttributes root_attributes(std::size_t d, std::size_t w, std::size_t k) {
+  io::RootAttributes a;
+  a.d = std::int64_t(d);
+  a.w = std::int64_t(w);
+  a.k = std::int64_t(k);
+  return a;
+}
+
+// ------------------------------------------------------------------------------------------------------ commands
+
+int run_jets(Options const& opt) {
+  io::Reader in(opt.in);
+  auto const x_host = in.read_t3();
+  auto const probes = in.read_probes(x_host.mode_shapes());
+  std::size_t const order = resolve_order(opt, probes, in.path());
+  Space space;
+  auto const x = t3k::copy_t3_to<Mem>(space, x_host);
+  auto const ww = to_device(probes.w);
+  auto const pp = to_device(probes.p);
+  auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
+  io::JetStack jets;
+  for (auto const& zi : z) jets.push_back(to_host(zi));
+  io::Writer out(opt.out);
+  out.write_jets("/jets", jets);
+  out.write_root_attributes(root_attributes(x.n_modes(), probes.n_probes(), order));
+  out.commit();
+  return 0;
+}
+
+#ifdef T3K_CLI_HAVE_FRAME
+int run_frame(Options const& opt) {
+  io::Reader in(opt.in);
+  auto const x_host = in.read_t3();
+  Space space;
+  auto const x = t3k::copy_t3_to<Mem>(space, x_host);
+  auto const frame = copy_frame<Kokkos::HostSpace>(t3k::orthogonal_frame(space, x));
+  io::Writer out(opt.out);
+  out.write_frame(frame);
+  io::RootAttributes a;
+  a.d = std::int64_t(frame.n_modes());
+  out.write_root_attributes(a);
+  out.commit();
+  return 0;
+}
+#endif
+
+#ifdef T3K_CLI_HAVE_JV
+int run_jv(Options const& opt) {
+  io::Reader in(opt.in);
+  auto const frame_host = in.read_frame();
+  auto const v_host = in.read_variation(frame_host);
+  auto const probes = in.read_probes(frame_host.mode_shapes());
+  std::size_t const order = resolve_order(opt, probes, in.path());
+  Space space;
+  auto const frame = copy_frame<Mem>(frame_host);
+  auto const v = copy_variation<Mem>(v_host);
+  auto const ww = to_device(probes.w);
+  auto const pp = to_device(probes.p);
+  auto const z = t3k::tangent_probe_derivatives(space, frame, v, ww, pp, order);
+  io::JetStack jets;
+  for (auto const& zi : z) {
+    auto const all = to_host(zi);  // (1, W, K+1, N_i)
+    io::Array3 first(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::cli::tangent_jets"), all.extent(1),
+                     all.extent(2), all.extent(3));
+    Kokkos::deep_copy(first, Kokkos::subview(all, 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+    jets.push_back(first);
+  }
+  io::Writer out(opt.out);
+  out.write_jets("/tangent_jets", jets);
+  out.write_root_attributes(root_attributes(frame.n_modes(), probes.n_probes(), order));
+  out.commit();
+  return 0;
+}
+#endif
+
+#ifdef T3K_CLI_HAVE_JTR
+int run_jtr(Options const& opt) {
+  t3k::ChunkSize chunk;
+  try {
+    chunk = t3k::ChunkSize::parse(opt.chunk_size);
+  } catch (t3k::InvalidArgument const& e) {
+    throw UsageError(std::string("--chunk-size: ") + e.what());
+  }
+  io::Reader in(opt.in);
+  auto const frame_host = in.read_frame();
+  auto const probes = in.read_probes(frame_host.mode_shapes());
+  std::size_t const n_orders = probes.order ? *probes.order + 1 : io::any_extent;
+  auto const residual_host = in.read_jets("/residual", frame_host.mode_shapes(), probes.n_probes(), n_orders);
+  std::size_t const order = residual_host[0].extent(1) - 1;
+  Space space;
+  auto const frame = copy_frame<Mem>(frame_host);
+  auto const ww = to_device(probes.w);
+  auto const pp = to_device(probes.p);
+  auto const residual = to_device(residual_host);
+  t3k::TransposeOptions options;
+  options.sum_over_probes = !opt.per_probe;
+  options.chunk_size = chunk;
+  auto const grad =
+      copy_variation<Kokkos::HostSpace>(t3k::probe_derivatives_transpose(space, frame, ww, pp, residual, options));
+  io::Writer out(opt.out);
+  out.write_gradient(grad, opt.per_probe);
+  out.write_root_attributes(root_attributes(frame.n_modes(), probes.n_probes(), order));
+  out.commit();
+  return 0;
+}
+#endif
+
+/// Order-0 probes of the first `n_check` probes by brute force on the dense tensor (host, row-major).
+double dense_probe_error(std::vector<double> const& dense, std::vector<std::size_t> const& shapes,
+                         std::vector<io::Matrix> const& w, std::vector<io::Matrix> const& z0, std::size_t n_check) {
+  std::size_t const d = shapes.size();
+  double max_err = 0, scale = 0;
+  std::vector<std::size_t> idx(d);
+  for (std::size_t s = 0; s < n_check; ++s) {
+    for (std::size_t i = 0; i < d; ++i) {
+      std::vector<double> ref(shapes[i], 0.0);
+      for (std::size_t e = 0; e < dense.size(); ++e) {
+        std::size_t rem = e;
+        for (std::size_t m = d; m-- > 0;) {
+          idx[m] = rem % shapes[m];
+          rem /= shapes[m];
+        }
+        double weight = dense[e];
+        for (std::size_t m = 0; m < d; ++m) {
+          if (m != i) weight *= w[m](s, idx[m]);
+        }
+        ref[idx[i]] += weight;
+      }
+      for (std::size_t j = 0; j < shapes[i]; ++j) {
+        max_err = std::max(max_err, std::abs(ref[j] - z0[i](s, j)));
+        scale = std::max(scale, std::abs(ref[j]));
+      }
+    }
+  }
+  return scale > 0 ? max_err / scale : max_err;
+}
+
+int run_demo(Options const& opt) {
+  std::vector<std::size_t> const big_n(5, 8), n(5, 4), r{1, 5, 5, 5, 5, 1};
+  std::size_t const d = big_n.size(), w = opt.demo_probes, order = 2;
+  if (w == 0) throw UsageError("--probes: must be >= 1");
+  Space space;
+  auto const x = t3k::random_t3<double>(space, big_n, n, r, opt.seed);
+
+  // Probe pairs: i.i.d. normal, scaled by 1/sqrt(N) so that probes stay of order one.
+  t3k::impl::HostNormalGenerator gen(opt.seed + 1);
+  std::vector<io::Matrix> w_host, p_host;
+  for (std::size_t i = 0; i < d; ++i) {
+    io::Matrix wi("t3k::demo::w", w, big_n[i]), pi("t3k::demo::p", w, big_n[i]);
+    double const scale = 1.0 / std::sqrt(double(big_n[i]));
+    for (std::size_t s = 0; s < w; ++s)
+      for (std::size_t j = 0; j < big_n[i]; ++j) {
+        wi(s, j) = scale * gen.normal();
+        pi(s, j) = scale * gen.normal();
+      }
+    w_host.push_back(wi);
+    p_host.push_back(pi);
+  }
+  auto const ww = to_device(w_host);
+  auto const pp = to_device(p_host);
+  space.fence();
+
+  Kokkos::Timer timer;
+  auto const jets = t3k::probe_derivatives(space, x, ww, pp, order);
+  space.fence();
+  double const t_jets = timer.seconds();
+  timer.reset();
+  auto const z0_dev = t3k::probes(space, x, ww);
+  space.fence();
+  double const t_probes = timer.seconds();
+
+  std::vector<io::Array3> jets_host;
+  std::vector<io::Matrix> z0;
+  for (std::size_t i = 0; i < d; ++i) {
+    jets_host.push_back(to_host(jets[i]));
+    z0.push_back(to_host(z0_dev[i]));
+  }
+  std::vector<double> norms(order + 1, 0.0);
+  double jet_vs_probe = 0, probe_scale = 0;
+  for (std::size_t i = 0; i < d; ++i)
+    for (std::size_t s = 0; s < w; ++s)
+      for (std::size_t j = 0; j < big_n[i]; ++j) {
+        for (std::size_t k = 0; k <= order; ++k) norms[k] += jets_host[i](s, k, j) * jets_host[i](s, k, j);
+        jet_vs_probe = std::max(jet_vs_probe, std::abs(jets_host[i](s, 0, j) - z0[i](s, j)));
+        probe_scale = std::max(probe_scale, std::abs(z0[i](s, j)));
+      }
+  if (probe_scale > 0) jet_vs_probe /= probe_scale;
+
+  auto const dense_view = to_host(t3k::to_dense(space, x));
+  std::vector<double> dense(dense_view.data(), dense_view.data() + dense_view.extent(0));
+  std::size_t const n_check = std::min<std::size_t>(w, 4);
+  double const dense_err = dense_probe_error(dense, big_n, w_host, z0, n_check);
+
+  fmt::print("t3k demo: random T3, d = {}, N = {}, n = {}, r = {}, seed {}\n", d, t3k::impl::shape_string(big_n),
+             t3k::impl::shape_string(n), t3k::impl::shape_string(r), opt.seed);
+  fmt::print("execution space: {} (concurrency {})\n", Space::name(), Space().concurrency());
+  fmt::print("probe_derivatives: W = {}, order {}: {} arrays of shape [{} x {} x {}] in {:.3e} s\n", w, order, d, w,
+             order + 1, big_n[0], t_jets);
+  fmt::print("probes (order 0): {} arrays of shape [{} x {}] in {:.3e} s\n", d, w, big_n[0], t_probes);
+  for (std::size_t k = 0; k <= order; ++k) fmt::print("  ||z^({})||_F = {:.6e}\n", k, std::sqrt(norms[k]));
+  fmt::print("check: order-0 jets vs probes, max relative difference {:.2e}\n", jet_vs_probe);
+  fmt::print("check: probes vs dense contraction ({} probes), max relative error {:.2e}\n", n_check, dense_err);
+  double const tolerance = 1e-12;  // ~4500 eps: sums of a few thousand terms of order one
+  bool const ok = jet_vs_probe <= tolerance && dense_err <= tolerance;
+  fmt::print("{}\n", ok ? "demo OK" : "demo FAILED: a check exceeded 1e-12");
+  return ok ? 0 : 1;
+}
+
+// ------------------------------------------------------------------------------------------------------- version
+
+std::string kokkos_version() {
+  int const v = KOKKOS_VERSION;
+  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+std::string kokkos_backends() {
+  std::string b;
+  auto add = [&b](char const* name) { b += (b.empty() ? "" : " ") + std::string(name); };
+#ifdef KOKKOS_ENABLE_SERIAL
+  add("Serial");
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  add("OpenMP");
+#endif
+#ifdef KOKKOS_ENABLE_THREADS
+  add("Threads");
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+  add("CUDA");
+#endif
+#ifdef KOKKOS_ENABLE_HIP
+  add("HIP");
+#endif
+#ifdef KOKKOS_ENABLE_SYCL
+  add("SYCL");
+#endif
+  (void)add;
+  return b;
+}
+
+void print_version() {
+  fmt::print("t3k {}\n", T3K_VERSION_STRING);
+  fmt::print("Kokkos {} (backends: {}; default execution space: {})\n", kokkos_version(), kokkos_backends(),
+             Space::name());
+}
+
+/// An integer flag value >= `minimum`, with a message that reads well ("must be an integer >= 0, got '-1'").
+CLI::Validator integer_at_least(long long minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        std::size_t pos = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &pos);
+        } catch (...) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != text.size() || value < minimum) {
+          return "must be an integer >= " + std::to_string(minimum) + ", got '" + text + "'";
+        }
+        return std::string();
+      },
+      "INT>=" + std::to_string(minimum));
+}
+
+void add_in_out(CLI::App* sub, Options& opt) {
+  sub->add_option("--in", opt.in, "input HDF5 file")->required();
+  sub->add_option("--out", opt.out, "output HDF5 file (written atomically)")->required();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --kokkos-* arguments go to Kokkos, everything else to the command line parser.
+  std::vector<char*> kokkos_args{argv[0]}, cli_args{argv[0]};
+  for (int a = 1; a < argc; ++a) {
+    (std::string(argv[a]).rfind("--kokkos-", 0) == 0 ? kokkos_args : cli_args).push_back(argv[a]);
+  }
+
+  Options opt;
+  CLI::App app{"t3k: probe jets, orthogonal frames, J v and J^T r of Tucker tensor trains on HDF5 files"};
+  app.name("t3k");
+  bool version = false;
+  app.add_flag("--version", version, "print the T3K and Kokkos versions and the enabled backends");
+  app.require_subcommand(0, 1);
+
+  auto* demo = app.add_subcommand("demo", "probe jets of a built-in random T3, checked against a dense contraction");
+  demo->add_option("--probes", opt.demo_probes, "number of probe pairs W")->check(integer_at_least(1));
+  demo->add_option("--seed", opt.seed, "random seed");
+
+  auto* jets = app.add_subcommand("jets", "read /t3 and /probes, write the probe jets /jets");
+  add_in_out(jets, opt);
+  jets->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
+      ->check(integer_at_least(0));
+
+  CLI::App* frame = nullptr;
+  CLI::App* jv = nullptr;
+  CLI::App* jtr = nullptr;
+#ifdef T3K_CLI_HAVE_FRAME
+  frame = app.add_subcommand("frame", "read /t3, write its orthogonal frame /frame");
+  add_in_out(frame, opt);
+#endif
+#ifdef T3K_CLI_HAVE_JV
+  jv = app.add_subcommand("jv", "read /frame, /variation and /probes, write J v as /tangent_jets");
+  add_in_out(jv, opt);
+  jv->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
+      ->check(integer_at_least(0));
+#endif
+#ifdef T3K_CLI_HAVE_JTR
+  jtr = app.add_subcommand("jtr", "read /frame, /probes and /residual, write J^T r as /grad or /grad_per_probe");
+  add_in_out(jtr, opt);
+  jtr->add_option("--chunk-size", opt.chunk_size, "probes per pass: auto, none or a positive integer")
+      ->capture_default_str();
+  jtr->add_flag("--per-probe", opt.per_probe, "one gradient per probe (/grad_per_probe) instead of the sum");
+#endif
+  t3k::fit::FitCommandOptions fit_options;
+  CLI::App* const fit = t3k::fit::add_fit_command(app, fit_options);
+
+  try {
+    app.parse(int(cli_args.size()), cli_args.data());
+  } catch (CLI::CallForHelp const& e) {
+    return app.exit(e);
+  } catch (CLI::CallForAllHelp const& e) {
+    return app.exit(e);
+  } catch (CLI::ParseError const& e) {
+    fmt::print(stderr, "t3k: error: {}\n", e.what());
+    return 2;
+  }
+  if (version) {
+    print_version();
+    return 0;
+  }
+  auto const selected = app.get_subcommands();
+  if (selected.empty()) {
+    fmt::print(stderr, "{}", app.help());
+    fmt::print(stderr, "t3k: error: a command is required\n");
+    return 2;
+  }
+  CLI::App* const command = selected.front();
+  std::string const name = command->get_name();
+  // fit reads its configuration before initializing Kokkos (the configuration sets the thread count).
+  if (command == fit) return t3k::fit::run_fit_command(fit_options, kokkos_args);
+
+  try {
+    int kokkos_argc = int(kokkos_args.size());
+    Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+    if (command == demo) return run_demo(opt);
+    if (command == jets) return run_jets(opt);
+#ifdef T3K_CLI_HAVE_FRAME
+    if (command == frame) return run_frame(opt);
+#endif
+#ifdef T3K_CLI_HAVE_JV
+    if (command == jv) return run_jv(opt);
+#endif
+#ifdef T3K_CLI_HAVE_JTR
+    if (command == jtr) return run_jtr(opt);
+#endif
+    (void)frame;
+    (void)jv;
+    (void)jtr;
+    fmt::print(stderr, "t3k {}: error: not implemented\n", name);
+    return 1;
+  } catch (io::FileError const& e) {
+    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return 2;
+  } catch (UsageError const& e) {
+    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return 2;
+  } catch (t3k::InvalidArgument const& e) {
+    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return 2;
+  } catch (t3k::DimensionMismatch const& e) {
+    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return 2;
+  } catch (std::exception const& e) {
+    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return 1;
+  }
+}

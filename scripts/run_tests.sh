@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Builds T3K and runs its tests in three legs; any failure fails the script (nonzero exit).
+#
+#   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
+#           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads).
+#   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
+#   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
+#           Serial-only Kokkos (build-asan/): the whole suite, CLI included, on the Serial space, and every public
+#           header compiled on its own. Serial-only and -O0 keep this leg's compile time a third of an OpenMP -O1
+#           sanitizer build's.
+#
+# Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
+# T3K_TEST_LEGS (default "main debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
+PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp}"
+JOBS="${T3K_JOBS:-2}"
+LEGS="${T3K_TEST_LEGS:-main debian asan}"
+SMOKE="${T3K_SMOKE_TESTS:-TuckerTensorTrain|ProbeDerivatives}"
+
+summary=()
+current=""
+started=0
+log() { printf '[run_tests] %s\n' "$*"; }
+
+finish() {
+  local rc=$?
+  if [[ -n "$current" && $rc -ne 0 ]]; then summary+=("$current FAILED after $(($(date +%s) - started)) s"); fi
+  local line
+  line="$(IFS=';'; echo "${summary[*]:-no legs run}")"
+  if [[ $rc -eq 0 ]]; then
+    echo "[run_tests] ALL LEGS PASSED: ${line//;/; }"
+  else
+    echo "[run_tests] FAILED (exit $rc): ${line//;/; }"
+  fi
+}
+trap finish EXIT
+
+begin() {
+  current="$1"
+  started=$(date +%s)
+  log "=== leg '$1': $2"
+}
+end() {
+  summary+=("$current passed ($1, $(($(date +%s) - started)) s)")
+  current=""
+}
+
+# "100% tests passed, 0 tests failed out of 57" -> "57 tests"
+count_tests() { grep -Eo 'out of [0-9]+' "$1" | tail -n 1 | sed 's/out of /ctest: /; s/$/ tests/'; }
+
+if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
+  log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main leg needs it)"
+  [[ " $LEGS " == *" main "* ]] && exit 1
+fi
+
+for leg in $LEGS; do
+  case "$leg" in
+    main)
+      begin main "Release, OpenMP+Serial Kokkos ($PREFIX), all tests (build/)"
+      cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON
+      cmake --build build -j "$JOBS"
+      (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
+      end "$(count_tests build/ctest.log)"
+      ;;
+    debian)
+      begin debian "Release, Debian's prebuilt Serial Kokkos, smoke tests '$SMOKE' (build-debian/)"
+      cmake -S . -B build-debian -DCMAKE_BUILD_TYPE=Release -DT3K_USE_SYSTEM_KOKKOS=ON -DT3K_ENABLE_TESTS=ON \
+        -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=OFF
+      # The smoke executables: those whose name matches the regex in snake case (TuckerTensorTrain ->
+      # t3k_test_tucker_tensor_train), if their test file exists.
+      targets=()
+      IFS='|' read -r -a smoke_names <<<"$SMOKE"
+      for name in "${smoke_names[@]}"; do
+        snake="$(sed -E 's/([a-z0-9])([A-Z])/\1_\2/g' <<<"$name" | tr '[:upper:]' '[:lower:]')"
+        [[ -f "tests/test_$snake.cpp" ]] && targets+=("t3k_test_$snake")
+      done
+      if ((${#targets[@]} == 0)); then
+        log "no test file matches T3K_SMOKE_TESTS='$SMOKE'"
+        exit 1
+      fi
+      cmake --build build-debian -j "$JOBS" --target "${targets[@]}"
+      (cd build-debian && ctest --output-on-failure --no-tests=error --timeout 900 -R "$SMOKE") 2>&1 | tee build-debian/ctest.log
+      end "$(count_tests build-debian/ctest.log)"
+      ;;
+    asan)
+      begin asan "AddressSanitizer + UBSan, Debug, Debian's prebuilt Serial Kokkos, all tests (build-asan/)"
+      # -O1 keeps assertions and sanitizer reports exact while running the suite in reasonable time.
+      cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DT3K_USE_SYSTEM_KOKKOS=ON \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=ON -DT3K_ENABLE_BENCHMARKS=OFF
+      cmake --build build-asan -j "$JOBS"
+      export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
+      export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+      # Every test but the long convergence runs and the end-to-end fits of the driver (these only repeat, for many
+      # iterations, the kernels and code paths that the other tests already run under the sanitizers).
+      (cd build-asan && ctest --output-on-failure --no-tests=error --timeout 1800 \
+        -E "OptimizerConvergence|FitDriver\.(Synthetic|DataProblem|Resumed|Divergence)") 2>&1 | tee build-asan/ctest.log
+      end "$(count_tests build-asan/ctest.log)"
+      ;;
+    *)
+      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main debian asan)"
+      exit 2
+      ;;
+  esac
+done

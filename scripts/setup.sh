@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian bookworm machine for T3K (run as root, or as a user with sudo). Idempotent: a second run
+# installs nothing and rebuilds nothing.
+#
+#   1. Installs the Debian packages T3K needs (only the missing ones).
+#   2. Builds Kokkos 3.4.01 with OpenMP + Serial, and Kokkos Kernels, from Debian's own Trilinos 13.2.0 source
+#      package into $T3K_KOKKOS_PREFIX (default: $HOME/.cache/t3k/kokkos-3.4.01-openmp), unless that prefix holds
+#      the marker .t3k-complete. Debian's prebuilt Kokkos (libtrilinos-kokkos-dev) is Serial-only; T3K's CMake
+#      finds this OpenMP build first (cmake/T3KDependencies.cmake). About 170 MB download, under a minute of build.
+#
+# Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_SETUP_JOBS (build jobs, default nproc).
+set -euo pipefail
+
+export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
+PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp}"
+JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
+PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
+  libopenblas-dev libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
+  dpkg-dev)
+SOURCES_FILE=/etc/apt/sources.list.d/t3k-src.sources
+
+log() { printf '[setup] %s\n' "$*"; }
+die() {
+  printf '[setup] error: %s\n' "$*" >&2
+  exit 1
+}
+
+export DEBIAN_FRONTEND=noninteractive
+SUDO=()
+if [[ "$(id -u)" != 0 ]]; then
+  command -v sudo >/dev/null 2>&1 || die "run as root (or install sudo): apt-get needs root"
+  SUDO=(sudo -n env DEBIAN_FRONTEND=noninteractive)
+fi
+apt_get() { "${SUDO[@]}" apt-get -y -q "$@" </dev/null; }
+
+# ---------------------------------------------------------------------------------------------- Debian packages
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
+done
+if ((${#missing[@]})); then
+  log "installing Debian packages: ${missing[*]}"
+  apt_get update
+  apt_get install --no-install-recommends "${missing[@]}"
+else
+  log "Debian packages: all ${#PACKAGES[@]} present"
+fi
+
+# ------------------------------------------------------------------------------ Kokkos + Kokkos Kernels (OpenMP)
+if [[ -f "$PREFIX/.t3k-complete" ]]; then
+  log "Kokkos (OpenMP+Serial): present in $PREFIX"
+  log "done"
+  exit 0
+fi
+
+log "building Kokkos 3.4.01 (OpenMP+Serial) and Kokkos Kernels from Debian's trilinos source package into $PREFIX"
+
+# Source packages need a deb-src entry; add one for bookworm main unless some source list already has one.
+if ! grep -rqsE '^[[:space:]]*(Types:.*deb-src|deb-src[[:space:]])' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
+  [[ -f "$SOURCES_FILE" ]]; then
+  log "adding deb-src for bookworm main ($SOURCES_FILE)"
+  printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' 'Components: main' \
+    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' | "${SUDO[@]}" tee "$SOURCES_FILE" >/dev/null
+fi
+apt_get update
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/t3k-kokkos.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# apt downloads as the unprivileged user _apt when it can write the target directory (else it warns).
+if [[ "$(id -u)" == 0 ]] && id _apt >/dev/null 2>&1; then chown _apt "$work"; fi
+cd "$work"
+
+log "downloading the trilinos source package"
+apt-get source --download-only -q trilinos </dev/null
+tarball="$(ls trilinos_*.orig.tar.* 2>/dev/null | head -n 1 || true)"
+[[ -n "$tarball" ]] || die "apt-get source trilinos produced no trilinos_*.orig.tar.* in $work"
+log "extracting packages/kokkos and packages/kokkos-kernels from $tarball"
+tar -xf "$tarball" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
+kokkos_src="$(find "$work" -maxdepth 3 -type d -path '*/packages/kokkos' | head -n 1)"
+kernels_src="$(find "$work" -maxdepth 3 -type d -path '*/packages/kokkos-kernels' | head -n 1)"
+[[ -d "$kokkos_src" && -d "$kernels_src" ]] || die "packages/kokkos or packages/kokkos-kernels missing in $tarball"
+
+rm -rf "$PREFIX"
+mkdir -p "$PREFIX"
+
+log "configuring and building Kokkos ($JOBS jobs)"
+cmake -S "$kokkos_src" -B "$work/build-kokkos" -DCMAKE_INSTALL_PREFIX="$PREFIX" \
+  -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_STANDARD=17 \
+  -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_BUILD_TYPE=Release >"$work/kokkos-configure.log" 2>&1 ||
+  {
+    tail -n 40 "$work/kokkos-configure.log" >&2
+    die "Kokkos configuration failed"
+  }
+cmake --build "$work/build-kokkos" -j "$JOBS" >"$work/kokkos-build.log" 2>&1 ||
+  {
+    tail -n 40 "$work/kokkos-build.log" >&2
+    die "Kokkos build failed"
+  }
+cmake --install "$work/build-kokkos" >/dev/null
+
+log "configuring and building Kokkos Kernels ($JOBS jobs; no explicit instantiations: T3K is header-only)"
+cmake -S "$kernels_src" -B "$work/build-kernels" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DKokkos_ROOT="$PREFIX" \
+  -DCMAKE_BUILD_TYPE=Release -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF \
+  -DKokkosKernels_INST_FLOAT=OFF -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF \
+  -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_INST_LAYOUTRIGHT=OFF \
+  -DKokkosKernels_ENABLE_TESTS=OFF >"$work/kernels-configure.log" 2>&1 ||
+  {
+    tail -n 40 "$work/kernels-configure.log" >&2
+    die "Kokkos Kernels configuration failed"
+  }
+cmake --build "$work/build-kernels" -j "$JOBS" >"$work/kernels-build.log" 2>&1 ||
+  {
+    tail -n 40 "$work/kernels-build.log" >&2
+    die "Kokkos Kernels build failed"
+  }
+cmake --install "$work/build-kernels" >/dev/null
+
+touch "$PREFIX/.t3k-complete"
+log "Kokkos (OpenMP+Serial) and Kokkos Kernels installed in $PREFIX"
+log "done"

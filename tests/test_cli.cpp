@@ -1,0 +1,395 @@
+// The command-line tool t3k (SPEC.md section 17), run as a child process: the reference cases reproduced to 1e-12
+// relative, exit code 2 with a message naming the dataset, file or flag for bad input, and atomic outputs.
+#ifdef T3K_TESTS_HAVE_IO
+
+#include "drivers/hdf5_io.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+// The commands that exist once their algorithm headers do (the CLI is built from the same tree).
+#if __has_include("algorithms/orthogonal_frame.hpp")
+#define T3K_TEST_CLI_FRAME 1
+#endif
+#if __has_include("algorithms/tangent_probe_derivatives.hpp")
+#define T3K_TEST_CLI_JV 1
+#endif
+#if __has_include("algorithms/probe_derivatives_transpose.hpp")
+#define T3K_TEST_CLI_JTR 1
+#endif
+
+namespace {
+
+namespace io = t3k::io;
+namespace fs = std::filesystem;
+
+std::string const reference_cases[] = {"case1_ragged.h5", "case3_symmetric.h5"};
+
+std::string testdata(std::string const& name) { return std::string(T3K_TESTDATA_DIR) + "/" + name; }
+
+/// A fresh empty directory per test, removed at the end.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    static int counter = 0;
+    path_ =
+        fs::temp_directory_path() / ("t3k_test_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string file(std::string const& name) const { return (path_ / name).string(); }
+  std::size_t n_entries() const {
+    return std::size_t(std::distance(fs::directory_iterator(path_), fs::directory_iterator()));
+  }
+
+ private:
+  fs::path path_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string quoted(std::string const& s) { return "'" + s + "'"; }
+
+/// Runs `t3k <arguments>` and captures its exit code and output.
+RunResult run_cli(std::string const& arguments) {
+  std::string const command = quoted(T3K_CLI_PATH) + " " + arguments + " 2>&1";
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return result;
+  }
+  char buffer[4096];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
+  int const status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+/// Runs the CLI and expects success.
+void run_ok(std::string const& arguments) {
+  auto const r = run_cli(arguments);
+  ASSERT_EQ(r.exit_code, 0) << "t3k " << arguments << "\n" << r.output;
+}
+
+/// max |a - b| / max |b| over all arrays.
+template <class View>
+double relative_error(std::vector<View> const& a, std::vector<View> const& b) {
+  double diff = 0, scale = 0;
+  EXPECT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    EXPECT_EQ(t3k::impl::view_shape(a[i]), t3k::impl::view_shape(b[i])) << "array " << i;
+    if (a[i].size() != b[i].size()) return INFINITY;
+    for (std::size_t e = 0; e < a[i].size(); ++e) {
+      diff = std::max(diff, std::abs(a[i].data()[e] - b[i].data()[e]));
+      scale = std::max(scale, std::abs(b[i].data()[e]));
+    }
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+template <class View>
+bool bitwise_equal(std::vector<View> const& a, std::vector<View> const& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].size() != b[i].size() || !std::equal(a[i].data(), a[i].data() + a[i].size(), b[i].data())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string file_bytes(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The reference results agree with the reference implementation to ~1e-15; 1e-12 leaves room for summation order.
+constexpr double tolerance = 1e-12;
+
+// ------------------------------------------------------------------------------------------------------- commands
+
+void version_mentions_kokkos() {
+  auto const r = run_cli("--version");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Kokkos"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("t3k"), std::string::npos) << r.output;
+}
+
+void demo_passes_its_checks() {
+  auto const r = run_cli("demo --probes 64");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("demo OK"), std::string::npos) << r.output;
+}
+
+void jets_reproduce_reference() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    std::string const out = dir.file("jets.h5");
+    run_ok("jets --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    io::Reader ref(testdata(name));
+    io::Reader got(out);
+    EXPECT_LE(relative_error(got.read_jets("/jets"), ref.read_jets("/jets")), tolerance) << name;
+    auto const attributes = got.read_root_attributes();
+    EXPECT_EQ(attributes.d, ref.read_root_attributes().d) << name;
+    EXPECT_EQ(attributes.w, ref.read_root_attributes().w) << name;
+    EXPECT_EQ(dir.n_entries(), 1u) << name << ": a temporary file was left behind";
+  }
+}
+
+void jets_honour_the_order_flag() {
+  ScratchDirectory dir;
+  std::string const out = dir.file("jets.h5");
+  run_ok("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(out) + " --order 1");
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const full = ref.read_jets("/jets");
+  io::Reader got(out);
+  auto const jets = got.read_jets("/jets");
+  ASSERT_EQ(jets.size(), full.size());
+  std::vector<io::Array3> truncated;
+  for (auto const& z : full) {
+    io::Array3 t("truncated", z.extent(0), 2, z.extent(2));
+    Kokkos::deep_copy(t, Kokkos::subview(z, Kokkos::ALL, std::make_pair(0, 2), Kokkos::ALL));
+    truncated.push_back(t);
+  }
+  EXPECT_LE(relative_error(jets, truncated), tolerance);
+}
+
+// ------------------------------------------------------------------------------------------------------- bad input
+
+/// A copy of case 1 with only /t3 (and, with `bad_probes`, probes whose /probes/w/2 has 5 columns instead of 6).
+void write_input_without_probes(std::string const& path, bool bad_probes) {
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const x = ref.read_t3();
+  io::Writer out(path);
+  out.write_t3(x);
+  if (bad_probes) {
+    auto probes = ref.read_probes(x.mode_shapes());
+    probes.w[2] = io::Matrix("w2", probes.n_probes(), 5);
+    out.write_probes(probes);
+  }
+  out.commit();
+}
+
+void missing_probes_exit_2_naming_dataset() {
+  ScratchDirectory dir;
+  write_input_without_probes(dir.file("in.h5"), false);
+  auto const r = run_cli("jets --in " + quoted(dir.file("in.h5")) + " --out " + quoted(dir.file("out.h5")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/probes"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+  EXPECT_EQ(dir.n_entries(), 1u) << "a temporary file was left behind";
+}
+
+void wrong_shape_exit_2_naming_dataset() {
+  ScratchDirectory dir;
+  write_input_without_probes(dir.file("in.h5"), true);
+  auto const r = run_cli("jets --in " + quoted(dir.file("in.h5")) + " --out " + quoted(dir.file("out.h5")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/probes/w/2 has shape [6 x 5], expected [6 x 6]"), std::string::npos) << r.output;
+}
+
+void nonexistent_input_exit_2_naming_file() {
+  ScratchDirectory dir;
+  std::string const missing = dir.file("no_such_input.h5");
+  auto const r = run_cli("jets --in " + quoted(missing) + " --out " + quoted(dir.file("out.h5")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(missing), std::string::npos) << r.output;
+}
+
+void bad_flags_exit_2_naming_flag() {
+  ScratchDirectory dir;
+  std::string const io_flags = " --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5"));
+  auto const negative = run_cli("jets" + io_flags + " --order -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.output;
+  EXPECT_NE(negative.output.find("--order"), std::string::npos) << negative.output;
+  auto const unknown = run_cli("jets" + io_flags + " --no-such-flag");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("--no-such-flag"), std::string::npos) << unknown.output;
+  auto const no_out = run_cli("jets --in " + quoted(testdata("case1_ragged.h5")));
+  EXPECT_EQ(no_out.exit_code, 2) << no_out.output;
+  EXPECT_NE(no_out.output.find("--out"), std::string::npos) << no_out.output;
+  auto const no_command = run_cli("");
+  EXPECT_EQ(no_command.exit_code, 2) << no_command.output;
+  EXPECT_EQ(dir.n_entries(), 0u);
+}
+
+void failed_run_leaves_existing_output_unchanged() {
+  ScratchDirectory dir;
+  std::string const out = dir.file("out.h5");
+  run_ok("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(out));
+  std::string const before = file_bytes(out);
+  write_input_without_probes(dir.file("in.h5"), true);
+  auto const r = run_cli("jets --in " + quoted(dir.file("in.h5")) + " --out " + quoted(out));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(file_bytes(out), before);
+  EXPECT_EQ(dir.n_entries(), 2u) << "a temporary file was left behind";
+}
+
+// ------------------------------------------------------------------------------------------------------- frame, J, J^T
+
+#ifdef T3K_TEST_CLI_FRAME
+/// Largest |Σ_x A[p, x] A[q, x] - δ_pq| over the rows p, q of a (rows x cols) row-major matrix.
+double gram_defect(double const* a, std::size_t rows, std::size_t cols) {
+  double worst = 0;
+  for (std::size_t p = 0; p < rows; ++p)
+    for (std::size_t q = 0; q < rows; ++q) {
+      double g = 0;
+      for (std::size_t x = 0; x < cols; ++x) g += a[p * cols + x] * a[q * cols + x];
+      worst = std::max(worst, std::abs(g - (p == q ? 1.0 : 0.0)));
+    }
+  return worst;
+}
+
+/// The frame of the stored T3 is orthogonal (SPEC.md section 5) and has the reference frame's shapes.
+void frame_is_orthogonal_with_reference_shapes() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    std::string const out = dir.file("frame.h5");
+    run_ok("frame --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    io::Reader ref(testdata(name));
+    io::Reader got(out);
+    auto const expected = ref.read_frame();
+    auto const frame = got.read_frame();
+    EXPECT_EQ(frame.up_ranks(), expected.up_ranks()) << name;
+    EXPECT_EQ(frame.outer_ranks(), expected.outer_ranks()) << name;
+    EXPECT_EQ(frame.left_ranks(), expected.left_ranks()) << name;
+    EXPECT_EQ(frame.right_ranks(), expected.right_ranks()) << name;
+    std::size_t const d = frame.n_modes();
+    double const orthogonality = 1e-13;  // SPEC.md section 12.2
+    for (std::size_t i = 0; i < d; ++i) {
+      auto const& u = frame.up_tucker(i);
+      EXPECT_LE(gram_defect(u.data(), u.extent(0), u.extent(1)), orthogonality) << name << " U_" << i;
+      // L_i: columns (b) orthonormal over (a, u): transpose the (a u) x b unfolding.
+      if (i + 1 < d) {
+        auto const& l = frame.left_tt(i);
+        std::size_t const rows = l.extent(0) * l.extent(1), cols = l.extent(2);
+        std::vector<double> lt(rows * cols);
+        for (std::size_t x = 0; x < rows; ++x)
+          for (std::size_t b = 0; b < cols; ++b) lt[b * rows + x] = l.data()[x * cols + b];
+        EXPECT_LE(gram_defect(lt.data(), cols, rows), orthogonality) << name << " L_" << i;
+      }
+      if (i >= 1) {
+        auto const& r = frame.right_tt(i);
+        EXPECT_LE(gram_defect(r.data(), r.extent(0), r.extent(1) * r.extent(2)), orthogonality) << name << " R_" << i;
+      }
+      // O_i: rows o orthonormal over (a, b).
+      auto const& o = frame.outer_tt(i);
+      std::size_t const a = o.extent(0), no = o.extent(1), b = o.extent(2);
+      std::vector<double> ot(no * a * b);
+      for (std::size_t x = 0; x < a; ++x)
+        for (std::size_t y = 0; y < no; ++y)
+          for (std::size_t z = 0; z < b; ++z) ot[(y * a + x) * b + z] = o(x, y, z);
+      EXPECT_LE(gram_defect(ot.data(), no, a * b), orthogonality) << name << " O_" << i;
+    }
+  }
+}
+#endif
+
+#ifdef T3K_TEST_CLI_JV
+void jv_reproduces_reference() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    std::string const out = dir.file("jv.h5");
+    run_ok("jv --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    io::Reader ref(testdata(name));
+    io::Reader got(out);
+    EXPECT_LE(relative_error(got.read_jets("/tangent_jets"), ref.read_jets("/tangent_jets")), tolerance) << name;
+  }
+}
+#endif
+
+#ifdef T3K_TEST_CLI_JTR
+io::HostVariation run_jtr(ScratchDirectory const& dir, std::string const& name, std::string const& chunk,
+                          bool per_probe) {
+  std::string const out = dir.file("jtr_" + chunk + (per_probe ? "_pp" : "") + ".h5");
+  auto const r = run_cli("jtr --in " + quoted(testdata(name)) + " --out " + quoted(out) + " --chunk-size " + chunk +
+                         (per_probe ? " --per-probe" : ""));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  io::Reader ref(testdata(name));
+  io::Reader got(out);
+  return got.read_gradient(ref.read_frame(), per_probe);
+}
+
+void jtr_reproduces_reference(bool per_probe) {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    io::Reader ref(testdata(name));
+    auto const expected = ref.read_gradient(ref.read_frame(), per_probe);
+    for (std::string const chunk : {"none", "1", "2", "5", "auto"}) {
+      auto const grad = run_jtr(dir, name, chunk, per_probe);
+      EXPECT_LE(relative_error(grad.tucker, expected.tucker), tolerance) << name << " chunk " << chunk;
+      EXPECT_LE(relative_error(grad.tt, expected.tt), tolerance) << name << " chunk " << chunk;
+    }
+  }
+}
+
+/// SPEC.md section 9: the summed J^T is bitwise identical for every chunk size.
+void jtr_sum_is_bitwise_independent_of_chunk_size() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    auto const dense = run_jtr(dir, name, "none", false);
+    for (std::string const chunk : {"1", "2", "5"}) {
+      auto const grad = run_jtr(dir, name, chunk, false);
+      EXPECT_TRUE(bitwise_equal(grad.tucker, dense.tucker)) << name << " chunk " << chunk;
+      EXPECT_TRUE(bitwise_equal(grad.tt, dense.tt)) << name << " chunk " << chunk;
+    }
+  }
+}
+
+void bad_chunk_size_exit_2_naming_flag() {
+  ScratchDirectory dir;
+  for (std::string const bad : {"0", "-3", "abc"}) {
+    auto const r = run_cli("jtr --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5")) +
+                           " --chunk-size " + bad);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--chunk-size"), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(dir.n_entries(), 0u);
+}
+#endif
+
+}  // namespace
+
+TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
+TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
+TEST(Cli, JetsReproduceReference) { jets_reproduce_reference(); }
+TEST(Cli, JetsHonourTheOrderFlag) { jets_honour_the_order_flag(); }
+TEST(Cli, MissingProbesExit2NamingDataset) { missing_probes_exit_2_naming_dataset(); }
+TEST(Cli, WrongShapeExit2NamingDataset) { wrong_shape_exit_2_naming_dataset(); }
+TEST(Cli, NonexistentInputExit2NamingFile) { nonexistent_input_exit_2_naming_file(); }
+TEST(Cli, BadFlagsExit2NamingFlag) { bad_flags_exit_2_naming_flag(); }
+TEST(Cli, FailedRunLeavesExistingOutputUnchanged) { failed_run_leaves_existing_output_unchanged(); }
+#ifdef T3K_TEST_CLI_FRAME
+TEST(Cli, FrameIsOrthogonalWithReferenceShapes) { frame_is_orthogonal_with_reference_shapes(); }
+#endif
+#ifdef T3K_TEST_CLI_JV
+TEST(Cli, JvReproducesReference) { jv_reproduces_reference(); }
+#endif
+#ifdef T3K_TEST_CLI_JTR
+TEST(Cli, JtrReproducesReferenceGradient) { jtr_reproduces_reference(false); }
+TEST(Cli, JtrReproducesReferencePerProbeGradient) { jtr_reproduces_reference(true); }
+TEST(Cli, JtrSumIsBitwiseIndependentOfChunkSize) { jtr_sum_is_bitwise_independent_of_chunk_size(); }
+TEST(Cli, BadChunkSizeExit2NamingFlag) { bad_chunk_size_exit_2_naming_flag(); }
+#endif
+
+#endif  // T3K_TESTS_HAVE_IO

@@ -1,0 +1,698 @@
+// `t3k fit CONFIG.yaml` (issue 6): end-to-end runs of the built CLI for every optimizer and both problem sources,
+// killed-and-resumed runs equal to uninterrupted ones, every class of validation error with its key path and
+// line:column, a runtime failure that leaves the last good checkpoint intact, and a seeded fuzz test of the
+// configuration loader (in process).
+//
+// The kill is simulated with the hidden test flag `--stop-after N`: the run exits (code 3) right after the
+// checkpoint of iteration N is written, exactly where a kill after that write would leave the run directory.
+#ifdef T3K_TESTS_HAVE_IO
+
+#include "drivers/fit_config.hpp"
+#include "drivers/hdf5_io.hpp"
+
+#include "algorithms/random_t3.hpp"
+#include "optimizers/planted_problem.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace io = t3k::io;
+namespace fs = std::filesystem;
+
+std::string testdata(std::string const& name) { return std::string(T3K_TESTDATA_DIR) + "/" + name; }
+
+/// A fresh empty directory per test, removed at the end.
+class ScratchDirectory {
+ public:
+  ScratchDirectory() {
+    static int counter = 0;
+    path_ =
+        fs::temp_directory_path() / ("t3k_test_fit_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string file(std::string const& name) const { return (path_ / name).string(); }
+
+ private:
+  fs::path path_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string quoted(std::string const& s) { return "'" + s + "'"; }
+
+RunResult run_cli(std::string const& arguments) {
+  std::string const command = "OMP_PROC_BIND=false " + quoted(T3K_CLI_PATH) + " " + arguments + " 2>&1";
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return result;
+  }
+  char buffer[4096];
+  std::size_t got;
+  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
+  int const status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+void write_file(std::string const& path, std::string const& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string read_file(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// The number after "<key>: " inside the block "<section>:" of summary.yaml (top-level sections, 2-space keys).
+double summary_value(std::string const& summary, std::string const& section, std::string const& key) {
+  auto const s = summary.find("\n" + section + ":\n");
+  if (s == std::string::npos) return NAN;
+  auto const k = summary.find("\n  " + key + ": ", s + 1);
+  if (k == std::string::npos) return NAN;
+  return std::strtod(summary.c_str() + k + key.size() + 5, nullptr);
+}
+
+/// A small synthetic problem (d = 4, K = 1) with `optimizer` as the optimizer section's body.
+std::string synthetic_config(std::string const& directory, std::string const& optimizer,
+                             std::string const& init = "random: {seed: 5}", std::string const& extra = "") {
+  return "problem:\n"
+         "  synthetic:\n"
+         "    mode_shapes: [5, 4, 6, 5]\n"
+         "    tucker_ranks: [2, 3, 2, 2]\n"
+         "    tt_ranks: [1, 2, 3, 2, 1]\n"
+         "    order: 1\n"
+         "    n_probes: 120\n"
+         "    noise: 0\n"
+         "    seed: 11\n"
+         "model:\n"
+         "  init: {" +
+         init +
+         "}\n"
+         "optimizer:\n" +
+         optimizer +
+         "output:\n"
+         "  directory: " +
+         directory +
+         "\n"
+         "  checkpoint_every: 2\n"
+         "kokkos:\n"
+         "  threads: 2\n" +
+         extra;
+}
+
+/// Reads the T3 of a model.h5 or checkpoint.h5 as flat core arrays.
+std::vector<std::vector<double>> t3_arrays(std::string const& path) {
+  io::Reader r(path);
+  auto const x = r.read_t3();
+  std::vector<std::vector<double>> out;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    auto const u = x.tucker_core(i);
+    auto const g = x.tt_core(i);
+    out.emplace_back(u.data(), u.data() + u.size());
+    out.emplace_back(g.data(), g.data() + g.size());
+  }
+  return out;
+}
+
+/// history.csv without the elapsed_seconds column (wall time differs between runs).
+std::vector<std::string> history_without_time(std::string const& path) {
+  std::istringstream in(read_file(path));
+  std::vector<std::string> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream cs(line);
+    std::string cell;
+    while (std::getline(cs, cell, ',')) cells.push_back(cell);
+    if (cells.size() != 8) {
+      ADD_FAILURE() << path << ": row '" << line << "' has " << cells.size() << " columns";
+      continue;
+    }
+    cells.erase(cells.begin() + 5);
+    std::string joined;
+    for (auto const& c : cells) joined += c + ",";
+    rows.push_back(joined);
+  }
+  return rows;
+}
+
+std::size_t count_lines(std::string const& text) { return std::size_t(std::count(text.begin(), text.end(), '\n')); }
+
+// ------------------------------------------------------------------------------------------- end to end
+
+/// Runs a config end to end and checks every output of the run directory; returns the summary text.
+std::string run_and_check_outputs(ScratchDirectory const& dir, std::string const& config_text,
+                                  std::vector<std::size_t> const& mode_shapes) {
+  write_file(dir.file("run.yaml"), config_text);
+  std::string const json = dir.file("log.jsonl");
+  auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --log-json " + quoted(json));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("outputs in " + dir.file("out")), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("iteration 1 loss"), std::string::npos) << "plain progress log expected (not a TTY)";
+  std::string const summary = read_file(dir.file("out/summary.yaml"));
+  for (char const* key : {"t3k_version:", "kokkos_version:", "backend:", "config:", "initial:", "final:", "converged:",
+                          "reason:", "timings_seconds:", "chunk_size:"}) {
+    EXPECT_NE(summary.find(key), std::string::npos) << key << " missing in summary.yaml:\n" << summary;
+  }
+  double const initial = summary_value(summary, "initial", "loss");
+  double const final_loss = summary_value(summary, "final", "loss");
+  double const iterations = summary_value(summary, "final", "iterations");
+  EXPECT_TRUE(std::isfinite(initial) && std::isfinite(final_loss)) << summary;
+  EXPECT_LT(final_loss, initial) << summary;
+  EXPECT_TRUE(std::isfinite(summary_value(summary, "final", "relative_residual")));
+  EXPECT_TRUE(std::isfinite(summary_value(summary, "final", "gradient_norm")));
+  // The model in the SPEC.md section 17 layout.
+  io::Reader model(dir.file("out/model.h5"));
+  EXPECT_EQ(model.read_t3().mode_shapes(), mode_shapes);
+  // One history row and one JSON record per iteration (0..n).
+  std::string const history = read_file(dir.file("out/history.csv"));
+  EXPECT_EQ(history.rfind("iteration,loss,relative_residual,gradient_norm,step,elapsed_seconds,chunk_size", 0), 0u);
+  EXPECT_EQ(double(count_lines(history)), iterations + 2) << history;
+  std::string const records = read_file(json);
+  EXPECT_EQ(double(count_lines(records)), iterations + 1) << records;
+  EXPECT_EQ(records.rfind("{\"iteration\": 0, \"loss\": ", 0), 0u) << records;
+  // A plot a person can open: an SVG with log-scale axes and labels.
+  std::string const svg = read_file(dir.file("out/convergence.svg"));
+  for (char const* part :
+       {"<svg", "</svg>", "<polyline", "iteration", "loss (log scale)", "gradient norm (log scale)", ">1e"}) {
+    EXPECT_NE(svg.find(part), std::string::npos) << part;
+  }
+  EXPECT_TRUE(fs::exists(dir.file("out/checkpoint.h5")));
+  return summary;
+}
+
+void synthetic_newton_cg_reaches_a_tiny_residual() {
+  ScratchDirectory dir;
+  std::string const summary = run_and_check_outputs(
+      dir, synthetic_config("out", "  name: newton_cg\n  max_iterations: 40\n  tol_relative_residual: 1.0e-10\n"),
+      {5, 4, 6, 5});
+  EXPECT_LT(summary_value(summary, "final", "relative_residual"), 1e-8) << summary;
+  EXPECT_NE(summary.find("converged: true"), std::string::npos) << summary;
+}
+
+void synthetic_gradient_descent_runs() {
+  ScratchDirectory dir;
+  run_and_check_outputs(dir, synthetic_config("out", "  name: gradient_descent\n  max_iterations: 8\n"), {5, 4, 6, 5});
+}
+
+void synthetic_mc_sgd_runs() {
+  ScratchDirectory dir;
+  run_and_check_outputs(dir,
+                        synthetic_config("out",
+                                         "  name: mc_sgd\n  max_iterations: 8\n  batch_size: 40\n"
+                                         "  schedule: cosine\n  eval_every: 2\n  seed: 3\n"),
+                        {5, 4, 6, 5});
+}
+
+void synthetic_adam_runs() {
+  ScratchDirectory dir;
+  run_and_check_outputs(dir,
+                        synthetic_config("out",
+                                         "  name: adam\n  max_iterations: 8\n  alpha_rel: 0.05\n"
+                                         "  batch_size: 60\n  seed: 4\n"),
+                        {5, 4, 6, 5});
+}
+
+/// An HDF5 probe set of a planted T3 in the SPEC.md section 17 layout, with per-probe weights.
+void write_planted_data_file(std::string const& path, std::size_t n_probes, bool with_weights) {
+  Kokkos::DefaultHostExecutionSpace space;
+  auto const truth = t3k::random_t3<double>(space, {5, 6, 4}, {2, 3, 2}, {1, 2, 2, 1}, 21);
+  auto const p = t3k::make_planted_problem(space, truth, n_probes, 2, 0.0, 22);
+  io::ProbeSet probes;
+  io::JetStack jets;
+  for (std::size_t i = 0; i < p.n_modes(); ++i) {
+    probes.w.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.ww[i]));
+    probes.p.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.pp[i]));
+    jets.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.targets[i]));
+  }
+  probes.order = 2;
+  io::Writer w(path);
+  w.write_probes(probes);
+  w.write_jets("/jets", jets);
+  if (with_weights) {
+    std::vector<double> weights(n_probes);
+    for (std::size_t s = 0; s < n_probes; ++s) weights[s] = 0.5 + double(s % 3);
+    w.write_raw("/weights", {n_probes}, weights.data());
+  }
+  w.commit();
+}
+
+void data_problem_newton_cg_fits_a_weighted_probe_set() {
+  ScratchDirectory dir;
+  write_planted_data_file(dir.file("probes.h5"), 150, true);
+  std::string const config =
+      "problem:\n"
+      "  data: {file: probes.h5, weights: /weights, order: 2}\n"
+      "model:\n"
+      "  tucker_ranks: [2, 3, 2]\n"
+      "  tt_ranks: [1, 2, 2, 1]\n"
+      "  init: {random: {seed: 9}}\n"
+      "optimizer:\n"
+      "  name: newton_cg\n"
+      "  max_iterations: 40\n"
+      "  tol_relative_residual: 1.0e-10\n"
+      "chunk_size: 50\n"
+      "output: {directory: out, checkpoint_every: 3}\n";
+  std::string const summary = run_and_check_outputs(dir, config, {5, 6, 4});
+  EXPECT_LT(summary_value(summary, "final", "relative_residual"), 1e-8) << summary;
+  EXPECT_NE(summary.find("source: data"), std::string::npos);
+  EXPECT_NE(summary.find("used: 50"), std::string::npos) << summary;
+}
+
+void data_problem_reference_file_runs_each_first_order_method() {
+  // tests/data/case1_ragged.h5: d = 4, W = 6, K = 2, ragged shapes; a model started from the file's own /t3.
+  for (std::string const name : {"gradient_descent", "adam"}) {
+    ScratchDirectory dir;
+    std::string const config = "problem:\n  data: {file: " + testdata("case1_ragged.h5") +
+                               "}\n"
+                               "model:\n  init: {file: " +
+                               testdata("case1_ragged.h5") +
+                               "}\n"
+                               "optimizer: {name: " +
+                               name +
+                               ", max_iterations: 3}\n"
+                               "output: {directory: out, checkpoint_every: 1}\n";
+    write_file(dir.file("run.yaml"), config);
+    auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --quiet");
+    EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.output;
+    EXPECT_EQ(r.output, "") << "--quiet prints nothing";
+    std::string const summary = read_file(dir.file("out/summary.yaml"));
+    // The file's /t3 produced the file's /jets: the start is already exact.
+    EXPECT_LT(summary_value(summary, "initial", "relative_residual"), 1e-12) << summary;
+    EXPECT_TRUE(fs::exists(dir.file("out/model.h5")));
+  }
+}
+
+// ------------------------------------------------------------------------------------------------ resume
+
+/// Run A: uninterrupted. Run B: the same config stopped right after the checkpoint of iteration `stop` (simulated
+/// kill), then resumed. model.h5 must be bitwise equal and the histories equal but for wall time.
+void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t stop) {
+  ScratchDirectory dir;
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  std::string const config = synthetic_config("out", optimizer);
+  write_file(dir.file("a/run.yaml"), config);
+  write_file(dir.file("b/run.yaml"), config);
+  auto const a = run_cli("fit " + quoted(dir.file("a/run.yaml")) + " --quiet");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+
+  auto const killed =
+      run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --quiet --stop-after " + std::to_string(stop));
+  ASSERT_EQ(killed.exit_code, 3) << killed.output;
+  EXPECT_NE(killed.output.find("checkpoint of iteration " + std::to_string(stop)), std::string::npos) << killed.output;
+  ASSERT_TRUE(fs::exists(dir.file("b/out/checkpoint.h5")));
+  EXPECT_FALSE(fs::exists(dir.file("b/out/model.h5"))) << "a killed run has no final outputs";
+
+  auto const resumed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resuming from"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("iteration " + std::to_string(stop + 1) + " loss"), std::string::npos);
+  EXPECT_EQ(resumed.output.find("iteration " + std::to_string(stop) + " loss"), std::string::npos)
+      << "iterations before the checkpoint are not redone";
+
+  auto const xa = t3_arrays(dir.file("a/out/model.h5"));
+  auto const xb = t3_arrays(dir.file("b/out/model.h5"));
+  ASSERT_EQ(xa.size(), xb.size());
+  for (std::size_t k = 0; k < xa.size(); ++k) {
+    ASSERT_EQ(xa[k].size(), xb[k].size());
+    EXPECT_TRUE(std::equal(xa[k].begin(), xa[k].end(), xb[k].begin())) << optimizer << ": core array " << k;
+  }
+  EXPECT_EQ(history_without_time(dir.file("a/out/history.csv")), history_without_time(dir.file("b/out/history.csv")))
+      << optimizer;
+}
+
+void resume_newton_cg() {
+  resumed_run_equals_uninterrupted("  name: newton_cg\n  max_iterations: 6\n  tol_gradient: 0\n", 2);
+}
+void resume_gradient_descent() {
+  resumed_run_equals_uninterrupted("  name: gradient_descent\n  max_iterations: 8\n  tol_gradient: 0\n", 4);
+}
+void resume_mc_sgd() {
+  resumed_run_equals_uninterrupted(
+      "  name: mc_sgd\n  max_iterations: 9\n  batch_size: 50\n  schedule: cosine\n  eval_every: 2\n"
+      "  tol_gradient: 0\n  seed: 7\n",
+      4);
+}
+void resume_adam() {
+  resumed_run_equals_uninterrupted(
+      "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n", 6);
+}
+
+void resume_rejects_a_missing_or_foreign_checkpoint() {
+  ScratchDirectory dir;
+  write_file(dir.file("run.yaml"), synthetic_config("out", "  name: newton_cg\n  max_iterations: 4\n"));
+  auto const missing = run_cli("fit " + quoted(dir.file("run.yaml")) + " --resume");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no checkpoint"), std::string::npos) << missing.output;
+  ASSERT_EQ(run_cli("fit " + quoted(dir.file("run.yaml")) + " --quiet").exit_code, 0);
+  // Another problem seed: the checkpoint belongs to a different run.
+  std::string other = synthetic_config("out", "  name: newton_cg\n  max_iterations: 4\n");
+  other.replace(other.find("seed: 11"), 8, "seed: 12");
+  write_file(dir.file("other.yaml"), other);
+  auto const foreign = run_cli("fit " + quoted(dir.file("other.yaml")) + " --resume");
+  EXPECT_EQ(foreign.exit_code, 2) << foreign.output;
+  EXPECT_NE(foreign.output.find("different configuration"), std::string::npos) << foreign.output;
+}
+
+// ------------------------------------------------------------------------------------------ runtime failure
+
+/// A constant SGD step far beyond the stable one diverges to a non-finite loss after some good checkpoints: the
+/// run exits 1 with a message, the last good checkpoint stays readable with finite figures, and the earlier
+/// run's outputs are untouched.
+void divergence_keeps_the_last_good_checkpoint() {
+  ScratchDirectory dir;
+  std::string const config = synthetic_config("out",
+                                              "  name: mc_sgd\n  max_iterations: 400\n  batch_size: 16\n  step: 3000\n"
+                                              "  eval_every: 1\n  tol_gradient: 0\n");
+  // An earlier successful run's model in the same directory.
+  fs::create_directories(dir.file("out"));
+  write_file(dir.file("out/model.h5"), "earlier model");
+  write_file(dir.file("out/summary.yaml"), "earlier summary\n");
+  write_file(dir.file("run.yaml"), config);
+  auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --quiet");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("non-finite"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("last good checkpoint"), std::string::npos) << r.output;
+  EXPECT_EQ(read_file(dir.file("out/model.h5")), "earlier model");
+  EXPECT_EQ(read_file(dir.file("out/summary.yaml")), "earlier summary\n");
+  io::Reader checkpoint(dir.file("out/checkpoint.h5"));
+  std::vector<std::size_t> shape;
+  auto const history = checkpoint.read_raw("/checkpoint/history", shape);
+  ASSERT_EQ(shape.size(), 2u);
+  ASSERT_GT(shape[0], 1u);
+  EXPECT_TRUE(std::isfinite(history[(shape[0] - 1) * shape[1] + 1])) << "last checkpointed loss";
+  auto const point = t3_arrays(dir.file("out/checkpoint.h5"));
+  for (auto const& core : point) {
+    for (double v : core) EXPECT_TRUE(std::isfinite(v));
+  }
+  // No temporary files are left behind.
+  for (auto const& e : fs::directory_iterator(dir.file("out"))) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+}
+
+// ------------------------------------------------------------------------------------------- validation
+
+/// Runs the CLI on `text` and expects exit 2 with "run.yaml:<line>:<column>: <key path>: <message part>".
+void expect_cli_error(std::string const& text, int line, int column, std::string const& key_path,
+                      std::string const& message_part, std::string const& extra_file = "") {
+  ScratchDirectory dir;
+  if (!extra_file.empty()) write_planted_data_file(dir.file(extra_file), 20, false);
+  write_file(dir.file("run.yaml"), text);
+  auto const r = run_cli("fit " + quoted(dir.file("run.yaml")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  std::string const where =
+      dir.file("run.yaml") + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + key_path + ": ";
+  EXPECT_NE(r.output.find(where), std::string::npos) << "expected '" << where << "' in:\n" << r.output;
+  EXPECT_NE(r.output.find(message_part), std::string::npos) << "expected '" << message_part << "' in:\n" << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("out/model.h5"))) << "no work before validation";
+  EXPECT_EQ(count_lines(r.output), 1u) << "one clear message:\n" << r.output;
+}
+
+std::string const valid_head =
+    "problem:\n"                      // 1
+    "  synthetic:\n"                  // 2
+    "    mode_shapes: [5, 4, 6]\n"    // 3
+    "    tucker_ranks: [2, 2, 2]\n"   // 4
+    "    tt_ranks: [1, 2, 2, 1]\n"    // 5
+    "    n_probes: 50\n"              // 6
+    "model:\n"                        // 7
+    "  init: {random: {seed: 1}}\n";  // 8
+
+void cli_reports_each_validation_error_class() {
+  std::string const output = "output:\n  directory: out\n";
+  // Unknown key, with a suggestion.
+  expect_cli_error(valid_head + "optimizer:\n  name: newton_cg\n  cg_rtl: 0.5\n" + output, 11, 3, "optimizer.cg_rtl",
+                   "unknown key for optimizer newton_cg (did you mean 'cg_rtol'?)");
+  // A key of another optimizer.
+  expect_cli_error(valid_head + "optimizer:\n  name: adam\n  cg_rtol: 0.5\n" + output, 11, 3, "optimizer.cg_rtol",
+                   "unknown key for optimizer adam");
+  // Missing key: at the enclosing map.
+  expect_cli_error(
+      "problem:\n  synthetic:\n    mode_shapes: [5, 4, 6]\n    tucker_ranks: [2, 2, 2]\n"
+      "    tt_ranks: [1, 2, 2, 1]\nmodel:\n  init: {random: {}}\noptimizer: {name: adam}\n" +
+          output,
+      2, 3, "problem.synthetic.n_probes", "missing key");
+  expect_cli_error(valid_head + "optimizer: {name: adam}\n", 1, 1, "output", "missing key");
+  // Wrong types.
+  expect_cli_error(valid_head + "optimizer:\n  name: newton_cg\n  max_iterations: ten\n" + output, 11, 19,
+                   "optimizer.max_iterations", "must be an integer >= 0, got 'ten'");
+  expect_cli_error("problem:\n  synthetic:\n    mode_shapes: 5\n", 3, 18, "problem.synthetic.mode_shapes",
+                   "must be a list of positive integers, got '5'");
+  expect_cli_error(valid_head + "optimizer:\n  name: newton_cg\n  levenberg_marquardt: [1]\n" + output, 11, 24,
+                   "optimizer.levenberg_marquardt", "must be true or false, got a list");
+  // Out of range.
+  expect_cli_error(valid_head + "optimizer:\n  name: newton_cg\n  cg_rtol: -1\n" + output, 11, 12, "optimizer.cg_rtol",
+                   "is out of range: must be in (0, 1], got -1");
+  expect_cli_error(valid_head + "optimizer:\n  name: adam\n  beta2: 1\n" + output, 11, 10, "optimizer.beta2",
+                   "is out of range");
+  expect_cli_error(valid_head + "optimizer: {name: lbfgs}\n" + output, 9, 19, "optimizer.name",
+                   "must be one of newton_cg, gradient_descent, mc_sgd, adam, got 'lbfgs'");
+  expect_cli_error(valid_head + "optimizer: {name: adam}\nchunk_size: 0\n" + output, 10, 13, "chunk_size",
+                   "must be auto, none or a positive integer");
+  // Shapes that disagree inside the config.
+  expect_cli_error(
+      "problem:\n  synthetic:\n    mode_shapes: [5, 4, 6]\n    tucker_ranks: [2, 2]\n"
+      "    tt_ranks: [1, 2, 2, 1]\n    n_probes: 5\n",
+      4, 19, "problem.synthetic.tucker_ranks", "has 2 entries, expected d = 3");
+  // Data whose shapes disagree with the config (found after reading the file, before any work).
+  std::string const data =
+      "problem:\n  data: {file: probes.h5}\nmodel:\n  tucker_ranks: [2, 2, 2, 2]\n"
+      "  tt_ranks: [1, 2, 2, 2, 1]\n  init: {random: {}}\noptimizer: {name: adam}\n" +
+      output;
+  expect_cli_error(data, 4, 3, "model.tucker_ranks", "has 4 entries but the data has d = 3 modes", "probes.h5");
+  std::string const order =
+      "problem:\n  data: {file: probes.h5, order: 1}\nmodel:\n  tucker_ranks: [2, 2, 2]\n"
+      "  tt_ranks: [1, 2, 2, 1]\n  init: {random: {}}\noptimizer: {name: adam}\n" +
+      output;
+  expect_cli_error(order, 2, 27, "problem.data.order", "holds jets of order K = 2", "probes.h5");
+  std::string const weights =
+      "problem:\n  data: {file: probes.h5, weights: /nothing}\nmodel:\n"
+      "  tucker_ranks: [2, 2, 2]\n  tt_ranks: [1, 2, 2, 1]\n  init: {random: {}}\n"
+      "optimizer: {name: adam}\n" +
+      output;
+  expect_cli_error(weights, 2, 27, "problem.data.weights", "/nothing", "probes.h5");
+  std::string const missing_file =
+      "problem:\n  data: {file: nowhere.h5}\nmodel:\n  tucker_ranks: [2]\n"
+      "  tt_ranks: [1, 1]\n  init: {random: {}}\noptimizer: {name: adam}\n" +
+      output;
+  expect_cli_error(missing_file, 2, 10, "problem.data.file", "nowhere.h5");
+  std::string const init_file =
+      "problem:\n  data: {file: probes.h5}\nmodel:\n  init: {file: " + testdata("case1_ragged.h5") +
+      "}\noptimizer: {name: adam}\n" + output;
+  expect_cli_error(init_file, 4, 10, "model.init.file", "mode shapes [4 x 5 x 6 x 3] but the problem has [5 x 6 x 4]",
+                   "probes.h5");
+}
+
+void cli_reports_yaml_syntax_errors_with_line_and_column() {
+  ScratchDirectory dir;
+  write_file(dir.file("run.yaml"), "problem:\n  synthetic: [1, 2\nmodel: {}\n");
+  auto const r = run_cli("fit " + quoted(dir.file("run.yaml")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(dir.file("run.yaml") + ":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("invalid YAML"), std::string::npos) << r.output;
+  auto const none = run_cli("fit " + quoted(dir.file("absent.yaml")));
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("cannot open the configuration file"), std::string::npos) << none.output;
+}
+
+/// In process: the location and key path of errors that the CLI tests above do not cover.
+void loader_locates_errors_in_process() {
+  struct Case {
+    std::string text, key_path;
+    int line, column;
+  };
+  std::string const out = "output: {directory: out}\n";
+  Case const cases[] = {
+      {valid_head + "optimizer: {name: adam, epsilon: 0}\n" + out, "optimizer.epsilon", 9, 34},
+      {valid_head + "optimizer: {name: mc_sgd, schedule: linear}\n" + out, "optimizer.schedule", 9, 37},
+      {valid_head + "optimizer: {name: adam}\n" + out + "kokkos: {threads: 0}\n", "kokkos.threads", 11, 19},
+      {valid_head + "optimizer: {name: adam}\n" + out + "extra: 1\n", "extra", 11, 1},
+      {valid_head + "optimizer: {name: adam, seed: -3}\n" + out, "optimizer.seed", 9, 31},
+      {valid_head + "optimizer: {name: adam, max_iterations: 1.5}\n" + out, "optimizer.max_iterations", 9, 41},
+      {valid_head + "optimizer: {name: adam}\n" + "output: {directory: out, checkpoint_every: x}\n",
+       "output.checkpoint_every", 10, 44},
+      {"problem: {synthetic: {mode_shapes: [3], tucker_ranks: [2], tt_ranks: [1, 1], n_probes: 5}, data: {file: "
+       "a.h5}}\n",
+       "problem", 1, 10},
+      {valid_head + "optimizer: {name: adam, name: adam}\n" + out, "optimizer.name", 9, 25},
+  };
+  for (auto const& c : cases) {
+    try {
+      t3k::fit::parse_config(c.text, "cfg.yaml");
+      ADD_FAILURE() << "no error for:\n" << c.text;
+    } catch (t3k::fit::ConfigError const& e) {
+      EXPECT_EQ(e.key_path(), c.key_path) << e.what();
+      EXPECT_EQ(e.location().line, c.line) << e.what();
+      EXPECT_EQ(e.location().column, c.column) << e.what();
+      std::string const prefix = "cfg.yaml:" + std::to_string(c.line) + ":" + std::to_string(c.column) + ": ";
+      EXPECT_EQ(std::string(e.what()).rfind(prefix, 0), 0u) << e.what();
+    }
+  }
+  // And a valid one loads with defaults filled in and paths resolved against the file's directory.
+  auto const ok = t3k::fit::parse_config(valid_head + "optimizer: {name: adam}\n" + out, "/some/dir/cfg.yaml");
+  EXPECT_EQ(ok.optimizer.max_iterations, 100u);
+  EXPECT_EQ(ok.chunk_size, "auto");
+  EXPECT_EQ(ok.output.resolved_directory, "/some/dir/out");
+  EXPECT_EQ(ok.synthetic.order, 2u);
+}
+
+/// Every shipped example is a valid configuration.
+void shipped_examples_load() {
+  std::string const examples = std::string(T3K_TESTDATA_DIR) + "/../../examples";
+  for (char const* name : {"quickstart", "newton_cg", "gradient_descent", "mc_sgd", "adam", "data_file"}) {
+    std::string const path = examples + "/" + name + ".yaml";
+    try {
+      auto const c = t3k::fit::load_config(path);
+      EXPECT_EQ(c.optimizer.name, name == std::string("quickstart") || name == std::string("data_file")
+                                      ? std::string("newton_cg")
+                                      : std::string(name));
+      if (name == std::string("data_file")) {
+        EXPECT_TRUE(fs::exists(c.data.resolved_file)) << c.data.resolved_file;
+      }
+    } catch (t3k::fit::ConfigError const& e) {
+      ADD_FAILURE() << e.what();
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------- fuzz
+
+std::string const fuzz_bases[] = {
+    "problem:\n  synthetic:\n    mode_shapes: [5, 4, 6]\n    tucker_ranks: [2, 2, 2]\n    tt_ranks: [1, 2, 2, 1]\n"
+    "    order: 2\n    n_probes: 50\n    noise: 0.01\n    seed: 3\nmodel:\n  init:\n    truth_perturbation: 0.1\n"
+    "    seed: 2\noptimizer:\n  name: newton_cg\n  max_iterations: 10\n  cg_rtol: 0.1\n"
+    "  levenberg_marquardt: true\nchunk_size: auto\noutput:\n  directory: out\n  checkpoint_every: 2\n"
+    "kokkos:\n  threads: 2\n",
+    "problem:\n  data:\n    file: probes.h5\n    weights: /weights\nmodel:\n  tucker_ranks: [2, 2]\n"
+    "  tt_ranks: [1, 2, 1]\n  init:\n    random:\n      seed: 4\noptimizer:\n  name: mc_sgd\n  batch_size: 16\n"
+    "  schedule: cosine\n  step: 0.5\nchunk_size: 32\noutput:\n  directory: run\n",
+    "problem: {synthetic: {mode_shapes: [3, 3], tucker_ranks: [2, 2], tt_ranks: [1, 2, 1], n_probes: 9}}\n"
+    "model: {init: {file: start.h5}}\noptimizer: {name: adam, beta1: 0.8, alpha_rel: 0.01, batch_size: 4}\n"
+    "output: {directory: o}\n",
+};
+
+std::string mutate(std::string text, std::mt19937_64& gen) {
+  auto pick = [&gen](std::size_t n) { return n == 0 ? std::size_t(0) : std::size_t(gen() % n); };
+  static char const* const values[] = {"[1, 2]", "{a: 1}", "'abc'", "-3",         "1e400",
+                                       "~",      "true",   "0",     "",           "[",
+                                       "}",      "&a",     "*b",    "!!binary x", "99999999999999999999999",
+                                       ".nan"};
+  std::size_t const n_mutations = 1 + pick(3);
+  for (std::size_t m = 0; m < n_mutations; ++m) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    if (lines.empty()) lines.push_back("");
+    std::size_t const l = pick(lines.size());
+    switch (pick(6)) {
+      case 0:
+        lines.erase(lines.begin() + std::ptrdiff_t(l));
+        break;   // key deletion
+      case 1: {  // type swap of a value
+        auto const colon = lines[l].find(": ");
+        if (colon != std::string::npos) lines[l] = lines[l].substr(0, colon + 2) + values[pick(std::size(values))];
+        break;
+      }
+      case 2: {  // garbage bytes
+        std::string garbage;
+        for (std::size_t k = 0, n = 1 + pick(6); k < n; ++k) garbage += char(gen() & 0xff);
+        lines[l].insert(pick(lines[l].size() + 1), garbage);
+        break;
+      }
+      case 3:
+        lines.insert(lines.begin() + std::ptrdiff_t(l), lines[pick(lines.size())]);
+        break;  // duplicate
+      case 4:
+        lines[l] = (pick(2) ? "  " : "") + lines[l].substr(std::min<std::size_t>(lines[l].size(), 2));
+        break;
+      default: {  // rename a key
+        auto const colon = lines[l].find(':');
+        if (colon != std::string::npos && colon > 0) lines[l].insert(colon, "x");
+        break;
+      }
+    }
+    text.clear();
+    for (auto const& s : lines) text += s + "\n";
+  }
+  return text;
+}
+
+void fuzzed_configs_load_or_raise_config_errors() {
+  std::mt19937_64 gen(20240607);
+  std::size_t loaded = 0, rejected = 0;
+  for (int k = 0; k < 600; ++k) {
+    std::string const text = mutate(fuzz_bases[std::size_t(k) % std::size(fuzz_bases)], gen);
+    try {
+      t3k::fit::parse_config(text, "fuzz.yaml");
+      ++loaded;
+    } catch (t3k::fit::ConfigError const& e) {
+      ++rejected;
+      std::string const what = e.what();
+      EXPECT_EQ(what.rfind("fuzz.yaml:", 0), 0u) << what;
+      EXPECT_GT(what.size(), std::string("fuzz.yaml:1:1: ").size()) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
+    } catch (std::exception const& e) {
+      ADD_FAILURE() << "mutation " << k << " threw a " << typeid(e).name() << ": " << e.what() << "\n" << text;
+    } catch (...) {
+      ADD_FAILURE() << "mutation " << k << " threw a non-standard exception\n" << text;
+    }
+  }
+  EXPECT_EQ(loaded + rejected, 600u);
+  EXPECT_GT(loaded, 0u) << "some mutations keep a valid configuration";
+  EXPECT_GT(rejected, 200u);
+}
+
+}  // namespace
+
+TEST(FitDriver, SyntheticNewtonCgReachesTinyResidualAndWritesEveryOutput) {
+  synthetic_newton_cg_reaches_a_tiny_residual();
+}
+TEST(FitDriver, SyntheticGradientDescentRunsEndToEnd) { synthetic_gradient_descent_runs(); }
+TEST(FitDriver, SyntheticMcSgdRunsEndToEnd) { synthetic_mc_sgd_runs(); }
+TEST(FitDriver, SyntheticAdamRunsEndToEnd) { synthetic_adam_runs(); }
+TEST(FitDriver, DataProblemNewtonCgFitsWeightedProbeSet) { data_problem_newton_cg_fits_a_weighted_probe_set(); }
+TEST(FitDriver, DataProblemFromReferenceFileRunsFirstOrderMethods) {
+  data_problem_reference_file_runs_each_first_order_method();
+}
+TEST(FitDriver, ResumedNewtonCgEqualsUninterruptedBitwise) { resume_newton_cg(); }
+TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
+TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }
+TEST(FitDriver, ResumedAdamEqualsUninterruptedBitwise) { resume_adam(); }
+TEST(FitDriver, ResumeRejectsMissingOrForeignCheckpoint) { resume_rejects_a_missing_or_foreign_checkpoint(); }
+TEST(FitDriver, DivergenceExitsNonzeroAndKeepsLastGoodCheckpoint) { divergence_keeps_the_last_good_checkpoint(); }
+TEST(FitDriver, CliReportsEachValidationErrorClassWithLineColumnAndExit2) { cli_reports_each_validation_error_class(); }
+TEST(FitDriver, CliReportsYamlSyntaxErrorsWithLineAndColumn) { cli_reports_yaml_syntax_errors_with_line_and_column(); }
+TEST(FitDriver, LoaderLocatesErrorsInProcess) { loader_locates_errors_in_process(); }
+TEST(FitDriver, ShippedExamplesLoad) { shipped_examples_load(); }
+TEST(FitDriver, FuzzedConfigsLoadOrRaiseConfigErrors) { fuzzed_configs_load_or_raise_config_errors(); }
+
+#endif  // T3K_TESTS_HAVE_IO
