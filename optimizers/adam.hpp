@@ -60,16 +60,10 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   std::size_t const w = problem.n_global_probes();
   std::size_t const batch_size = options.batch_size == 0 ? w : std::min(options.batch_size, w);
   MinibatchSampler sampler(w, batch_size, o.seed);
-  FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows =
-      impl::fit_chunk_rows(o.chunk_size, x0, problem.order, batch_size, std::size_t(problem.comm.size()));
-  ChunkSize const chunk = ChunkSize::of(rows);
-  result.chunk_size = rows;
-  impl::HistoryKeeper keeper;
-  keeper.zero_loss = zero_model_loss(space, problem);
-  keeper.chunk = rows;
-  keeper.history = &result.history;
-  keeper.callback = &o.callback;
+  impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, batch_size);
+  auto& result = session.result;
+  auto& keeper = session.keeper;
+  ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "adam");
@@ -165,7 +159,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     }
   }
   result.x = x;
-  return result;
+  return std::move(result);
 }
 
 }  // namespace t3k

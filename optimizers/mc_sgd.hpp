@@ -71,16 +71,10 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
   // Every rank draws the same global batches from the same seed and keeps the rows of its own shard.
   std::size_t const w = problem.n_global_probes();
   MinibatchSampler sampler(w, options.batch_size, o.seed);
-  FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, sampler.batch_size(),
-                                                std::size_t(problem.comm.size()));
-  ChunkSize const chunk = ChunkSize::of(rows);
-  result.chunk_size = rows;
-  impl::HistoryKeeper keeper;
-  keeper.zero_loss = zero_model_loss(space, problem);
-  keeper.chunk = rows;
-  keeper.history = &result.history;
-  keeper.callback = &o.callback;
+  impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, sampler.batch_size());
+  auto& result = session.result;
+  auto& keeper = session.keeper;
+  ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "mc_sgd");
@@ -147,7 +141,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     }
   }
   result.x = x;
-  return result;
+  return std::move(result);
 }
 
 }  // namespace t3k

@@ -27,16 +27,10 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
                                          CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::newton_cg", problem, x0.mode_shapes());
   auto const& o = options.common;
-  FitResult<Scalar, MemorySpace> result;
-  std::size_t const rows = impl::fit_chunk_rows(o.chunk_size, x0, problem.order, problem.n_global_probes(),
-                                                std::size_t(problem.comm.size()));
-  ChunkSize const chunk = ChunkSize::of(rows);
-  result.chunk_size = rows;
-  impl::HistoryKeeper keeper;
-  keeper.zero_loss = zero_model_loss(space, problem);
-  keeper.chunk = rows;
-  keeper.history = &result.history;
-  keeper.callback = &o.callback;
+  impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
+  auto& result = session.result;
+  auto& keeper = session.keeper;
+  ChunkSize const chunk = session.chunk;
   double const eps = std::numeric_limits<Scalar>::epsilon();
 
   auto const* resume = checkpoint.resume_from;
@@ -141,7 +135,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     }
   }
   result.x = point.x;
-  return result;
+  return std::move(result);
 }
 
 }  // namespace t3k

@@ -158,6 +158,31 @@ struct HistoryKeeper {
   }
 };
 
+/// What every optimizer sets up first: the chunk size for the whole fit (auto: estimated once from x0's shapes and
+/// `batch` probes per J^T call), the result, and the history keeper that fills it. Built in place and never moved
+/// (the keeper points into the result).
+template <class Scalar, class MemorySpace>
+struct FitSession {
+  FitResult<Scalar, MemorySpace> result;
+  ChunkSize chunk;
+  HistoryKeeper keeper;
+
+  template <class ExecutionSpace>
+  FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+             TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& o, std::size_t batch) {
+    std::size_t const rows =
+        fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()));
+    chunk = ChunkSize::of(rows);
+    result.chunk_size = rows;
+    keeper.zero_loss = zero_model_loss(space, problem);
+    keeper.chunk = rows;
+    keeper.history = &result.history;
+    keeper.callback = &o.callback;
+  }
+  FitSession(FitSession const&) = delete;
+  FitSession& operator=(FitSession const&) = delete;
+};
+
 /// Common stopping tests after an accepted iteration; sets `reason` and returns true to stop.
 inline bool should_stop(OptimizerOptions const& o, IterationRecord const& rec, double g0, double previous_loss,
                         double x0_norm, std::string& reason) {
