@@ -20,7 +20,7 @@ fi
 
 log "configuring build/ (Release, Kokkos from $PREFIX)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
-  -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF
+  -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON
 log "building the t3k command-line tool"
 cmake --build build -j "$JOBS" --target t3k_cli
 
