@@ -101,7 +101,7 @@ class Communicator {
 #endif
   }
 
-  /// Index of this rank, 0..size()-1. (Not called rank(): that token is View::rank() to the style lint.)
+  /// Index of this rank, 0..size()-1. (Not named after the View rank accessor, whose call the style lint forbids.)
   int rank_index() const { return rank_; }
   /// Number of ranks.
   int size() const { return size_; }

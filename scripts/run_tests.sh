@@ -57,6 +57,8 @@ if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
   [[ " $LEGS " == *" main "* ]] && exit 1
 fi
 
+./scripts/lint.sh
+
 for leg in $LEGS; do
   case "$leg" in
     main)
