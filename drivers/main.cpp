@@ -16,18 +16,10 @@
 #include "core/impl/host_random.hpp"
 #include "t3k_version.hpp"
 
-#if __has_include("algorithms/orthogonal_frame.hpp")
+#include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/orthogonal_frame.hpp"
-#define T3K_CLI_HAVE_FRAME 1
-#endif
-#if __has_include("algorithms/tangent_probe_derivatives.hpp")
-#include "algorithms/tangent_probe_derivatives.hpp"
-#define T3K_CLI_HAVE_JV 1
-#endif
-#if __has_include("algorithms/probe_derivatives_transpose.hpp")
 #include "algorithms/probe_derivatives_transpose.hpp"
-#define T3K_CLI_HAVE_JTR 1
-#endif
+#include "algorithms/tangent_probe_derivatives.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -64,6 +56,11 @@ struct Options {
   bool per_probe = false;
   std::size_t demo_probes = 1000;
   std::uint64_t seed = 1;
+  // estimate-chunk
+  std::vector<std::size_t> mode_shapes, tucker_ranks, tt_ranks;
+  std::size_t n_probes = 0, n_tangent = 1, n_shards = 1;
+  std::string scalar = "double";
+  double max_bytes = 0;
 };
 
 // ------------------------------------------------------------------------------------------ host <-> device copies
@@ -142,7 +139,6 @@ int run_jets(Options const& opt) {
   return 0;
 }
 
-#ifdef T3K_CLI_HAVE_FRAME
 int run_frame(Options const& opt) {
   io::Reader in(opt.in);
   auto const x_host = in.read_t3();
@@ -157,9 +153,7 @@ int run_frame(Options const& opt) {
   out.commit();
   return 0;
 }
-#endif
 
-#ifdef T3K_CLI_HAVE_JV
 int run_jv(Options const& opt) {
   io::Reader in(opt.in);
   auto const frame_host = in.read_frame();
@@ -186,9 +180,7 @@ int run_jv(Options const& opt) {
   out.commit();
   return 0;
 }
-#endif
 
-#ifdef T3K_CLI_HAVE_JTR
 int run_jtr(Options const& opt) {
   t3k::ChunkSize chunk;
   try {
@@ -218,7 +210,6 @@ int run_jtr(Options const& opt) {
   out.commit();
   return 0;
 }
-#endif
 
 /// Order-0 probes of the first `n_check` probes by brute force on the dense tensor (host, row-major).
 double dense_probe_error(std::vector<double> const& dense, std::vector<std::size_t> const& shapes,
@@ -248,6 +239,32 @@ double dense_probe_error(std::vector<double> const& dense, std::vector<std::size
     }
   }
   return scale > 0 ? max_err / scale : max_err;
+}
+
+/// t3k estimate-chunk: the memory model of J^T for the given shapes (SPEC.md section 14), no data needed.
+int run_estimate_chunk(Options const& opt) {
+  auto const scalar = opt.scalar == "float" ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
+  std::size_t const n_probes = opt.n_probes, n_tangent = opt.n_tangent, n_shards = opt.n_shards;
+  auto const order = static_cast<std::size_t>(opt.order);
+  auto const model =
+      t3k::transpose_memory_model(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_tangent, true, scalar);
+  std::size_t const chunk = t3k::estimate_chunk_size(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
+                                                     n_probes, n_tangent, n_shards, scalar);
+  std::size_t const rows = (n_probes + n_shards - 1) / n_shards;
+  fmt::print("chunk_size: {}\n", chunk);
+  fmt::print("probe_rows_per_shard: {}\n", rows);
+  fmt::print("bytes_per_row:\n  input: {}\n  sweep: {}\n  assembly: {}\n", model.input_bytes_per_row,
+             model.sweep_bytes_per_row, model.assembly_bytes_per_row);
+  fmt::print("fixed_bytes: {}\n", model.fixed_bytes);
+  fmt::print("peak_bytes:\n  chunk_none: {}\n  chunk_auto: {}\n", model.peak_bytes(rows, rows),
+             model.peak_bytes(rows, chunk));
+  if (opt.max_bytes > 0) {
+    std::size_t const capped = t3k::max_chunk_size_within(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
+                                                          n_probes, static_cast<std::size_t>(opt.max_bytes),
+                                                          n_tangent, n_shards, scalar);
+    fmt::print("max_chunk_size_within: {}\n", capped);
+  }
+  return 0;
 }
 
 int run_demo(Options const& opt) {
@@ -408,26 +425,29 @@ int main(int argc, char** argv) {
   jets->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
       ->check(integer_at_least(0));
 
-  CLI::App* frame = nullptr;
-  CLI::App* jv = nullptr;
-  CLI::App* jtr = nullptr;
-#ifdef T3K_CLI_HAVE_FRAME
-  frame = app.add_subcommand("frame", "read /t3, write its orthogonal frame /frame");
+  CLI::App* const frame = app.add_subcommand("frame", "read /t3, write its orthogonal frame /frame");
   add_in_out(frame, opt);
-#endif
-#ifdef T3K_CLI_HAVE_JV
-  jv = app.add_subcommand("jv", "read /frame, /variation and /probes, write J v as /tangent_jets");
+  CLI::App* const jv = app.add_subcommand("jv", "read /frame, /variation and /probes, write J v as /tangent_jets");
   add_in_out(jv, opt);
   jv->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
       ->check(integer_at_least(0));
-#endif
-#ifdef T3K_CLI_HAVE_JTR
-  jtr = app.add_subcommand("jtr", "read /frame, /probes and /residual, write J^T r as /grad or /grad_per_probe");
+  CLI::App* const jtr = app.add_subcommand("jtr", "read /frame, /probes and /residual, write J^T r as /grad or /grad_per_probe");
   add_in_out(jtr, opt);
   jtr->add_option("--chunk-size", opt.chunk_size, "probes per pass: auto, none or a positive integer")
       ->capture_default_str();
   jtr->add_flag("--per-probe", opt.per_probe, "one gradient per probe (/grad_per_probe) instead of the sum");
-#endif
+  auto* estimate = app.add_subcommand(
+      "estimate-chunk", "print the automatic chunk size of J^T, the bytes per probe row of each stage and the peaks");
+  estimate->add_option("--mode-shapes", opt.mode_shapes, "N_0 .. N_{d-1}")->required()->delimiter(',');
+  estimate->add_option("--tucker-ranks", opt.tucker_ranks, "n_0 .. n_{d-1}")->required()->delimiter(',');
+  estimate->add_option("--tt-ranks", opt.tt_ranks, "r_0 .. r_d")->required()->delimiter(',');
+  estimate->add_option("--order", opt.order, "jet order K")->required()->check(integer_at_least(0));
+  estimate->add_option("--n-probes", opt.n_probes, "probes W")->required()->check(integer_at_least(1));
+  estimate->add_option("--n-tangent", opt.n_tangent, "residual stacks per call")->check(integer_at_least(1));
+  estimate->add_option("--n-shards", opt.n_shards, "MPI ranks sharing the probes")->check(integer_at_least(1));
+  estimate->add_option("--scalar", opt.scalar, "float or double")->check(CLI::IsMember({"float", "double"}));
+  estimate->add_option("--max-bytes", opt.max_bytes, "also print the largest chunk whose peak stays within this");
+
   t3k::fit::FitCommandOptions fit_options;
   CLI::App* const fit = t3k::fit::add_fit_command(app, fit_options);
 
@@ -461,18 +481,10 @@ int main(int argc, char** argv) {
     Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
     if (command == demo) return run_demo(opt);
     if (command == jets) return run_jets(opt);
-#ifdef T3K_CLI_HAVE_FRAME
     if (command == frame) return run_frame(opt);
-#endif
-#ifdef T3K_CLI_HAVE_JV
     if (command == jv) return run_jv(opt);
-#endif
-#ifdef T3K_CLI_HAVE_JTR
     if (command == jtr) return run_jtr(opt);
-#endif
-    (void)frame;
-    (void)jv;
-    (void)jtr;
+    if (command == estimate) return run_estimate_chunk(opt);
     fmt::print(stderr, "t3k {}: error: not implemented\n", name);
     return 1;
   } catch (io::FileError const& e) {

@@ -2,6 +2,7 @@
 // relative, exit code 2 with a message naming the dataset, file or flag for bad input, and atomic outputs.
 #ifdef T3K_TESTS_HAVE_IO
 
+#include "algorithms/estimate_chunk_size.hpp"
 #include "drivers/hdf5_io.hpp"
 
 #include <gtest/gtest.h>
@@ -17,17 +18,6 @@
 #include <iterator>
 #include <string>
 #include <vector>
-
-// The commands that exist once their algorithm headers do (the CLI is built from the same tree).
-#if __has_include("algorithms/orthogonal_frame.hpp")
-#define T3K_TEST_CLI_FRAME 1
-#endif
-#if __has_include("algorithms/tangent_probe_derivatives.hpp")
-#define T3K_TEST_CLI_JV 1
-#endif
-#if __has_include("algorithms/probe_derivatives_transpose.hpp")
-#define T3K_TEST_CLI_JTR 1
-#endif
 
 namespace {
 
@@ -247,7 +237,6 @@ void failed_run_leaves_existing_output_unchanged() {
 
 // ------------------------------------------------------------------------------------------------------- frame, J, J^T
 
-#ifdef T3K_TEST_CLI_FRAME
 /// Largest |Σ_x A[p, x] A[q, x] - δ_pq| over the rows p, q of a (rows x cols) row-major matrix.
 double gram_defect(double const* a, std::size_t rows, std::size_t cols) {
   double worst = 0;
@@ -303,9 +292,7 @@ void frame_is_orthogonal_with_reference_shapes() {
     }
   }
 }
-#endif
 
-#ifdef T3K_TEST_CLI_JV
 void jv_reproduces_reference() {
   for (auto const& name : reference_cases) {
     ScratchDirectory dir;
@@ -316,9 +303,7 @@ void jv_reproduces_reference() {
     EXPECT_LE(relative_error(got.read_jets("/tangent_jets"), ref.read_jets("/tangent_jets")), tolerance) << name;
   }
 }
-#endif
 
-#ifdef T3K_TEST_CLI_JTR
 io::HostVariation run_jtr(ScratchDirectory const& dir, std::string const& name, std::string const& chunk,
                           bool per_probe) {
   std::string const out = dir.file("jtr_" + chunk + (per_probe ? "_pp" : "") + ".h5");
@@ -366,9 +351,36 @@ void bad_chunk_size_exit_2_naming_flag() {
   }
   EXPECT_EQ(dir.n_entries(), 0u);
 }
-#endif
+
+// t3k estimate-chunk prints the library's estimate and model for the given shapes; bad shapes and a byte cap that
+// cannot hold one probe give exit 2 with the reason.
+void estimate_chunk_prints_the_model() {
+  std::vector<std::size_t> const big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
+  std::string const shapes = "--mode-shapes 64,64,64,64,64,64,64,64 --tucker-ranks 16,16,16,16,16,16,16,16 "
+                             "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
+  auto const ok = run_cli("estimate-chunk " + shapes);
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  std::size_t const expected = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  EXPECT_NE(ok.output.find("chunk_size: " + std::to_string(expected) + "\n"), std::string::npos) << ok.output;
+  auto const model = t3k::transpose_memory_model(big_n, n, r, 2);
+  EXPECT_NE(ok.output.find("assembly: " + std::to_string(model.assembly_bytes_per_row)), std::string::npos)
+      << ok.output;
+  EXPECT_NE(ok.output.find("chunk_auto: " + std::to_string(model.peak_bytes(100000, expected))), std::string::npos)
+      << ok.output;
+  auto const sharded = run_cli("estimate-chunk " + shapes + " --n-shards 4 --scalar float");
+  ASSERT_EQ(sharded.exit_code, 0) << sharded.output;
+  EXPECT_NE(sharded.output.find("probe_rows_per_shard: 25000"), std::string::npos) << sharded.output;
+  auto const bad = run_cli("estimate-chunk " + std::string("--mode-shapes 4,5 --tucker-ranks 2,2 --tt-ranks 1,2 "
+                                                           "--order 1 --n-probes 10"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("tt_ranks has 2 entries, expected d + 1 = 3"), std::string::npos) << bad.output;
+  auto const capped = run_cli("estimate-chunk " + shapes + " --max-bytes 1000");
+  EXPECT_EQ(capped.exit_code, 2) << capped.output;
+  EXPECT_NE(capped.output.find("even a chunk of 1 probe needs"), std::string::npos) << capped.output;
+}
 
 }  // namespace
+
 
 TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
 TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
@@ -379,17 +391,12 @@ TEST(Cli, WrongShapeExit2NamingDataset) { wrong_shape_exit_2_naming_dataset(); }
 TEST(Cli, NonexistentInputExit2NamingFile) { nonexistent_input_exit_2_naming_file(); }
 TEST(Cli, BadFlagsExit2NamingFlag) { bad_flags_exit_2_naming_flag(); }
 TEST(Cli, FailedRunLeavesExistingOutputUnchanged) { failed_run_leaves_existing_output_unchanged(); }
-#ifdef T3K_TEST_CLI_FRAME
 TEST(Cli, FrameIsOrthogonalWithReferenceShapes) { frame_is_orthogonal_with_reference_shapes(); }
-#endif
-#ifdef T3K_TEST_CLI_JV
 TEST(Cli, JvReproducesReference) { jv_reproduces_reference(); }
-#endif
-#ifdef T3K_TEST_CLI_JTR
 TEST(Cli, JtrReproducesReferenceGradient) { jtr_reproduces_reference(false); }
 TEST(Cli, JtrReproducesReferencePerProbeGradient) { jtr_reproduces_reference(true); }
 TEST(Cli, JtrSumIsBitwiseIndependentOfChunkSize) { jtr_sum_is_bitwise_independent_of_chunk_size(); }
 TEST(Cli, BadChunkSizeExit2NamingFlag) { bad_chunk_size_exit_2_naming_flag(); }
-#endif
+TEST(Cli, EstimateChunkPrintsTheModel) { estimate_chunk_prints_the_model(); }
 
 #endif  // T3K_TESTS_HAVE_IO
