@@ -5,9 +5,8 @@
 #           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads).
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
-#           Serial-only Kokkos (build-asan/): the suite (CLI included; the long convergence runs and the driver's
-#           end-to-end fits excluded) on the Serial space, two tests at a time (each is single-threaded), and every
-#           public header compiled on its own. -O0 compiles about 2.5x faster than -O1 here, and compiling
+#           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
+#           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles about 2.5x faster than -O1 here, and compiling
 #           dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
@@ -96,11 +95,9 @@ for leg in $LEGS; do
       cmake --build build-asan -j "$JOBS"
       export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
       export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-      # Every test but the long convergence runs and the end-to-end fits of the driver (these only repeat, for many
-      # iterations, the kernels and code paths that the other tests already run under the sanitizers).
-      # Serial only: every test is single-threaded, so JOBS of them run at a time.
-      (cd build-asan && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$JOBS" \
-        -E "OptimizerConvergence|FitDriver\.(Synthetic|DataProblem|Resumed|Divergence)") 2>&1 | tee build-asan/ctest.log
+      # The whole suite. Serial only: every test is single-threaded, so JOBS of them run at a time.
+      (cd build-asan && ctest --output-on-failure --no-tests=error --timeout 1800 -j "$JOBS") 2>&1 |
+        tee build-asan/ctest.log
       end "$(count_tests build-asan/ctest.log)"
       ;;
     *)
