@@ -4,6 +4,7 @@
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "drivers/hdf5_io.hpp"
+#include "cli_harness.hpp"
 
 #include <gtest/gtest.h>
 
@@ -26,54 +27,15 @@ namespace fs = std::filesystem;
 
 std::string const reference_cases[] = {"case1_ragged.h5", "case3_symmetric.h5"};
 
-std::string testdata(std::string const& name) { return std::string(T3K_TESTDATA_DIR) + "/" + name; }
+using t3k_test::quoted;
+using t3k_test::RunResult;
+using t3k_test::run_cli;
+using t3k_test::testdata;
 
-/// A fresh empty directory per test, removed at the end.
-class ScratchDirectory {
- public:
-  ScratchDirectory() {
-    static int counter = 0;
-    path_ =
-        fs::temp_directory_path() / ("t3k_test_cli_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(std::string const& name) const { return (path_ / name).string(); }
-  std::size_t n_entries() const {
-    return std::size_t(std::distance(fs::directory_iterator(path_), fs::directory_iterator()));
-  }
-
- private:
-  fs::path path_;
+/// A scratch directory named after this test program.
+struct ScratchDirectory : t3k_test::ScratchDirectory {
+  ScratchDirectory() : t3k_test::ScratchDirectory("t3k_test_cli") {}
 };
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-std::string quoted(std::string const& s) { return "'" + s + "'"; }
-
-/// Runs `t3k <arguments>` and captures its exit code and output.
-RunResult run_cli(std::string const& arguments) {
-  std::string const command = quoted(T3K_CLI_PATH) + " " + arguments + " 2>&1";
-  RunResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "cannot run " << command;
-    return result;
-  }
-  char buffer[4096];
-  std::size_t got;
-  while ((got = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, got);
-  int const status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
 
 /// Runs the CLI and expects success.
 void run_ok(std::string const& arguments) {
