@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace t3k {
@@ -40,11 +41,12 @@ struct TransposeMemoryModel {
   std::size_t sweep_bytes_per_row = 0;     ///< edge-variable jets and sweep transients of one chunk row
   std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
   std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
-  std::size_t fixed_bytes = 0;             ///< summed gradients and carried block partials
+  std::size_t fixed_bytes = 0;             ///< summed gradients and the block partials of V~
 
-  /// Bytes J^T itself allocates for `rows` probes processed `chunk` at a time.
+  /// Bytes J^T itself allocates for `rows` probes at a requested `chunk` rows per pass, rounded as J^T rounds it
+  /// (down to a multiple of reduction_block_size, at least one block, all rows when it covers them).
   std::size_t allocated_bytes(std::size_t rows, std::size_t chunk) const {
-    std::size_t const c = chunk < rows ? chunk : rows;
+    std::size_t const c = impl::rows_per_chunk(chunk, rows);
     return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row);
   }
   /// Peak of the call including its inputs.
@@ -118,23 +120,47 @@ inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> cons
              : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes);
 }
 
+/// Chunk workspace bytes that automatic chunking stays within on host backends. J^T streams its chunk workspace
+/// once per core contraction; on CPUs a workspace that stays in the last-level cache runs markedly faster than one
+/// streamed from memory (perf/README.md has the chunk sweep), so there `auto` takes the smaller of the balance
+/// estimate and the chunk of this many workspace bytes. Device backends have no cap: their kernels want rows.
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(16) << 20;
+
 namespace impl {
 
 inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
   return (n_probes + n_shards - 1) / n_shards;
 }
 
-/// Balance policy on a model: the largest c with c * (sweep + assembly) <= rows * input, at least 1, at most rows,
-/// rounded down to a multiple of the reduction block when it is larger than one block.
+/// Balance policy on a model: the largest c with c * (sweep + assembly) <= rows * input, rounded down to a multiple
+/// of the reduction block (at least one block), at most rows.
 inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows) {
   if (rows == 0) return 1;
   std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
   if (per_row <= m.input_bytes_per_row) return rows;
   // rows * input / per_row without overflow for any realistic sizes (both factors < 2^40).
   std::size_t c = static_cast<std::size_t>((static_cast<long double>(rows) * m.input_bytes_per_row) / per_row);
-  if (c >= rows) return rows;
-  if (c > reduction_block_size) c -= c % reduction_block_size;
-  return c < 1 ? 1 : c;
+  return rows_per_chunk(c, rows);
+}
+
+template <class ExecutionSpace>
+constexpr bool runs_on_host() {
+  return std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+}
+
+/// The largest multiple of the block whose chunk workspace fits host_chunk_workspace_bytes (at least one block, at
+/// most rows).
+inline std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
+  std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+  return rows_per_chunk(per_row > 0 ? host_chunk_workspace_bytes / per_row : rows, rows);
+}
+
+/// The automatic chunk on a model: the balance chunk, on host backends at most host_chunk_cap.
+template <class ExecutionSpace>
+std::size_t automatic_chunk(TransposeMemoryModel const& m, std::size_t rows) {
+  std::size_t const balance = balance_chunk(m, rows);
+  if (!runs_on_host<ExecutionSpace>()) return balance;
+  return min_of(balance, host_chunk_cap(m, rows));
 }
 
 }  // namespace impl
@@ -166,8 +192,25 @@ inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shap
   return c;
 }
 
-/// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`.
-/// **Throws:** InvalidArgument stating the bytes needed when even a chunk of 1 probe does not fit.
+/// The chunk size `ChunkSize::automatic()` resolves to in a J^T on `ExecutionSpace` (the optimizers and the fit
+/// driver use it too): estimate_chunk_size, and on host backends at most the chunk whose workspace fits
+/// host_chunk_workspace_bytes. Nothing runs on the space; it only selects the policy.
+/// **Throws:** as estimate_chunk_size.
+template <class ExecutionSpace>
+std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,
+                                 std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
+                                 std::size_t order, std::size_t n_probes, std::size_t n_tangent = 1,
+                                 std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
+  std::size_t const balance =
+      estimate_chunk_size(mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, scalar);
+  if (!impl::runs_on_host<ExecutionSpace>()) return balance;
+  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  return min_of(balance, impl::host_chunk_cap(model, impl::local_rows(n_probes, n_shards)));
+}
+
+/// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`: a multiple of
+/// reduction_block_size, or all W_local rows. **Throws:** InvalidArgument stating the bytes needed when even the
+/// smallest chunk (one block) does not fit.
 inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_shapes,
                                          std::vector<std::size_t> const& tucker_ranks,
                                          std::vector<std::size_t> const& tt_ranks, std::size_t order,
@@ -176,30 +219,32 @@ inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_sh
   if (n_shards == 0) throw InvalidArgument("t3k::max_chunk_size_within: n_shards must be >= 1 (got 0)");
   auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
   std::size_t const rows = impl::local_rows(n_probes, n_shards);
-  std::size_t const floor_bytes = model.peak_bytes(rows, 1);
   if (rows == 0) return 1;
+  // J^T never runs fewer rows per pass than one block (or all rows when there are fewer).
+  std::size_t const smallest = min_of(reduction_block_size, rows);
+  std::size_t const floor_bytes = model.peak_bytes(rows, smallest);
   if (floor_bytes > target_bytes) {
-    throw InvalidArgument(impl::concat("t3k::max_chunk_size_within: even a chunk of 1 probe needs ", floor_bytes,
-                                       " bytes (", rows, " probe rows of data at ", model.input_bytes_per_row,
-                                       " bytes, ", model.fixed_bytes, " fixed bytes, ",
-                                       model.sweep_bytes_per_row + model.assembly_bytes_per_row,
-                                       " bytes per chunk row), more than the target of ", target_bytes, " bytes"));
+    throw InvalidArgument(impl::concat(
+        "t3k::max_chunk_size_within: even the smallest chunk (", smallest, " probes, one reduction block) needs ",
+        floor_bytes, " bytes (", rows, " probe rows of data at ", model.input_bytes_per_row, " bytes, ",
+        model.fixed_bytes, " fixed bytes, ", model.sweep_bytes_per_row + model.assembly_bytes_per_row,
+        " bytes per chunk row), more than the target of ", target_bytes, " bytes"));
   }
   std::size_t const per_row = model.sweep_bytes_per_row + model.assembly_bytes_per_row;
-  std::size_t const spare = target_bytes - (floor_bytes - per_row);
-  std::size_t const c = per_row == 0 ? rows : spare / per_row;
-  return c < rows ? (c < 1 ? 1 : c) : rows;
+  if (per_row == 0) return rows;
+  std::size_t const spare = target_bytes - (floor_bytes - smallest * per_row);
+  return impl::rows_per_chunk(spare / per_row, rows);
 }
 
 namespace impl {
 
 /// Turns `auto` into a fixed chunk for a call with these frame shapes; none and fixed pass through.
-template <class Scalar>
+template <class ExecutionSpace, class Scalar>
 ChunkSize resolve_chunk_size(ChunkSize requested, FrameShapes const& sh, std::size_t order, std::size_t n_probes,
                              std::size_t n_tangent) {
   if (requested.kind() != ChunkSize::Kind::automatic) return requested;
   auto const model = transpose_memory_model_elements<Scalar>(sh, order, n_tangent, true);
-  return ChunkSize::of(balance_chunk(model, n_probes > 0 ? n_probes : 1));
+  return ChunkSize::of(automatic_chunk<ExecutionSpace>(model, n_probes > 0 ? n_probes : 1));
 }
 
 }  // namespace impl

@@ -3,12 +3,12 @@
 /// The transpose J^T of the probe Jacobian (SPEC.md sections 8 and 9): residual jets of W probes back-projected
 /// into a variation gradient, summed over probes or per probe, computed in chunks of probes.
 
+#include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/impl/frame_shapes.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/probe_checks.hpp"
 #include "algorithms/impl/transpose_assembly.hpp"
 #include "algorithms/impl/transpose_workspace.hpp"
-#include "algorithms/estimate_chunk_size.hpp"
 #include "core/chunk_size.hpp"
 #include "core/communicator.hpp"
 #include "core/impl/view_utils.hpp"
@@ -27,8 +27,8 @@ struct TransposeOptions {
   /// true: V~, H~ summed over all probes (the Gauss-Newton gradient J^T r); false: one gradient per probe.
   bool sum_over_probes = true;
   /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once; auto:
-  /// the balance estimate for this call's shapes (estimate_chunk_size.hpp). Any chunk size gives bitwise the same
-  /// result.
+  /// automatic_chunk_size for this call's shapes and space (estimate_chunk_size.hpp); a fixed size is rounded down
+  /// to a multiple of reduction_block_size (at least one block). Any chunk size gives bitwise the same result.
   ChunkSize chunk_size = ChunkSize::none();
 };
 
@@ -65,10 +65,6 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       space, "t3k::probe_derivatives_transpose::workspace",
       [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1, summed); });
   auto& w = built.first;
-  if (summed) {
-    for (auto& o : w.open_tucker) Kokkos::deep_copy(space, o, Scalar(0));
-    for (auto& o : w.open_tt) Kokkos::deep_copy(space, o, Scalar(0));
-  }
 
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
     std::size_t const rows = min_of(c, n_probes - s0);
@@ -79,14 +75,19 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     auto flat = [&](J4 j) { return J3(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
 
-    // (1) xi_i = U_i omega_i; deta~_i = U_i r_i (orders < K1).
+    // (1) Pack the chunk's probe pairs omega_i and residuals r_i (orders < K1) into contiguous jets, the operands of
+    //     block matrix products; xi_i = U_i omega_i; deta~_i = U_i r_i.
     for (std::size_t i = 0; i < d; ++i) {
       auto u = mat(frame.up_tucker(i).data(), nu[i], big_n[i]);
-      apply_to_probe_pair(space, "t3k::probe_derivatives_transpose::xi", r3(w.xi[i], nu[i]), u, ww[i], pp[i],
-                          int(s0));
+      pack_probe_pair(space, "t3k::probe_derivatives_transpose::pack_probes", r3(w.omega[i], big_n[i]), ww[i], pp[i],
+                      int(s0));
+      apply_matrix(space, "t3k::probe_derivatives_transpose::xi", r3(w.xi[i], nu[i]), c3(w.omega[i], big_n[i]), u,
+                   MatrixSide::rows_out, false);
       for (std::size_t t = 0; t < nt; ++t) {
-        apply_to_residual(space, "t3k::probe_derivatives_transpose::deta", r3(w.deta[t][i], nu[i]), u,
-                          residual_entry(residuals[i], t), int(s0));
+        pack_residual(space, "t3k::probe_derivatives_transpose::pack_residuals", r3(w.resid[t][i], big_n[i]),
+                      residual_entry(residuals[i], t), int(s0));
+        apply_matrix(space, "t3k::probe_derivatives_transpose::deta", r3(w.deta[t][i], nu[i]),
+                     c3(w.resid[t][i], big_n[i]), u, MatrixSide::rows_out, false);
       }
     }
     // (2) Left to right, i = 0..d-2: C = mu[i] . L_i; mu[i+1] = C * xi_i;
@@ -147,12 +148,15 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
         apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
                      mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
       }
-      auto mn = a4(0, rl[i], rr[i + 1]);
+      auto q_mn = a4(0, rl[i], summed ? nu[i] : rr[i + 1]);  // Q when summed, MN per probe (assemble_tt_summed)
       auto px = a4(1, has_right ? rl[i] : 0, has_right ? nu[i] : 0);
       auto xn = a4(2, has_left ? nu[i] : 0, has_left ? rr[i + 1] : 0);
-      outer_jets(space, "t3k::probe_derivatives_transpose::mn", mn, c3(w.mu[i], rl[i]), c3(w.nu[i + 1], rr[i + 1]));
-      if (has_right) outer_jets(space, "t3k::probe_derivatives_transpose::px", px, c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]));
-      if (has_left) outer_jets(space, "t3k::probe_derivatives_transpose::xn", xn, c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]));
+      if (!summed)
+        outer_jets(space, "t3k::probe_derivatives_transpose::mn", q_mn, c3(w.mu[i], rl[i]), c3(w.nu[i + 1], rr[i + 1]));
+      if (has_right)
+        outer_jets(space, "t3k::probe_derivatives_transpose::px", px, c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]));
+      if (has_left)
+        outer_jets(space, "t3k::probe_derivatives_transpose::xn", xn, c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]));
       for (std::size_t t = 0; t < nt; ++t) {
         // dxi~_i = [i <= d-2] E (*)_b sigma~[i+1] + [i >= 1] F (*)_a tau~[i], orders < Kl.
         auto dxi = r3(w.dxi, no[i]);
@@ -165,31 +169,32 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                         c3(w.tau[t][i], rl[i]), JetPairing::correlate_y_fixed, has_right);
         }
         if (!has_left && !has_right) Kokkos::deep_copy(space, dxi, Scalar(0));  // d = 1: V enters z only
-        auto r_t = residual_entry(residuals[i], t);
-        TuckerAssembly<ExecutionSpace, Scalar, Mem, ProbeView, decltype(r_t)> tucker{
-            c3(w.eta, no[i]), J3c(dxi), ww[i], pp[i], r_t, s0};
-        TtAssembly<ExecutionSpace, Scalar, Mem> tt{J4c(mn),
-                                                   J4c(px),
-                                                   J4c(xn),
-                                                   c3(w.deta[t][i], nu[i]),
-                                                   has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(),
-                                                   has_left ? c3(w.tau[t][i], rl[i]) : J3c(),
-                                                   has_right,
-                                                   has_left};
         if (summed) {
           auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-          std::size_t const slot = t * d + i;
-          tucker.summed(space, out_v,
-                        Matrix<Scalar, Mem>(w.open_tucker[slot].data(), no[i], big_n[i]), reduction_block_size,
-                        n_probes);
-          tt.summed(space, out_h, J3(w.open_tt[slot].data(), rl[i], nu[i], rr[i + 1]), s0, reduction_block_size,
-                    n_probes);
+          assemble_tucker_summed(space, out_v, c3(w.eta, no[i]), c3(w.resid[t][i], big_n[i]), J3c(dxi),
+                                 c3(w.omega[i], big_n[i]));
+          outer_jets(space, "t3k::probe_derivatives_transpose::q", q_mn, c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]),
+                     JetPairing::correlate_y_fixed);
+          assemble_tt_summed(space, out_h, J4c(q_mn), c3(w.nu[i + 1], rr[i + 1]), J4c(px),
+                             has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(), J4c(xn),
+                             has_left ? c3(w.tau[t][i], rl[i]) : J3c(), has_right, has_left);
         } else {
           auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
                                        Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
                                        Kokkos::ALL, Kokkos::ALL);
+          auto r_t = residual_entry(residuals[i], t);
+          TuckerAssembly<ExecutionSpace, Scalar, Mem, ProbeView, decltype(r_t)> tucker{
+              c3(w.eta, no[i]), J3c(dxi), ww[i], pp[i], r_t, s0};
+          TtAssembly<ExecutionSpace, Scalar, Mem> tt{J4c(q_mn),
+                                                     J4c(px),
+                                                     J4c(xn),
+                                                     c3(w.deta[t][i], nu[i]),
+                                                     has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(),
+                                                     has_left ? c3(w.tau[t][i], rl[i]) : J3c(),
+                                                     has_right,
+                                                     has_left};
           tucker.per_probe(space, out_v, s0);
           tt.per_probe(space, out_h, s0);
         }
@@ -222,8 +227,7 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
                                                              std::vector<ResidualView> const& residuals,
                                                              TransposeOptions const& options = {}) {
   static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
-  static_assert(Kokkos::is_view<ResidualView>::value &&
-                    (int(ResidualView::rank) == 3 || int(ResidualView::rank) == 4),
+  static_assert(Kokkos::is_view<ResidualView>::value && (int(ResidualView::rank) == 3 || int(ResidualView::rank) == 4),
                 "t3k::probe_derivatives_transpose: residuals must be rank-3 (W, K+1, N_i) or rank-4 "
                 "(n_t, W, K+1, N_i) Views");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename ResidualView::memory_space>::accessible,
@@ -248,7 +252,8 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
   }
   bool const summed = options.sum_over_probes;
   auto const sh = impl::frame_shapes(frame);
-  ChunkSize const chunk = impl::resolve_chunk_size<Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
+  ChunkSize const chunk =
+      impl::resolve_chunk_size<ExecutionSpace, Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
   T3Variation<Scalar, MemorySpace> out;
   std::size_t const n_stack = summed ? nt : nt * w;
   for (std::size_t i = 0; i < d; ++i) {
@@ -265,8 +270,8 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
     }
   }
   if (w > 0 && nt > 0) {
-    impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d),
-                          summed, impl::rows_per_chunk(chunk, w), out);
+    impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d), summed,
+                          impl::rows_per_chunk(chunk, w), out);
   }
   return out;
 }
@@ -275,10 +280,10 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
 /// rank's rows. Summed (sum_over_probes = true): this rank's rows are summed chunk by chunk, and one reduction over
 /// the ranks finishes the sum; the result is the same bits on every rank and equals the single-process J^T of the
 /// whole probe set to rounding. Per probe: the result stays sharded (this rank's rows, index t * W_local + s).
-/// chunk_size auto balances this rank's workspace against this rank's rows, which is estimate_chunk_size with
+/// chunk_size auto balances this rank's workspace against this rank's rows, which is automatic_chunk_size with
 /// n_shards = comm.size() (W_local = ceil(W / n_shards) is rank 0's row count; ranks holding one row fewer may
-/// pick a chunk smaller by a few rows). Memory per rank: the single-process model at W_local rows; the reduction
-/// stages the result once on the host, which stays within J^T's own peak (the carried block partials are as large).
+/// pick a chunk one block smaller). Memory per rank: the single-process model at W_local rows, plus the host copy
+/// of the summed result that the reduction stages (one variation, as large as the summed gradient itself).
 /// **Blocking:** yes with several ranks (collective), no with one. **Throws:** as the single-process overload; the
 /// shape checks are collective, so a bad input on one rank throws on every rank.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>

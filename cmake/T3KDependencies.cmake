@@ -8,7 +8,7 @@
 #      Kokkos::kokkos points at a nonexistent /usr/lib/include, there is no Kokkos::kokkoskernels, and the
 #      trilinos_kokkos* targets carry no include directories.
 
-set(T3K_KOKKOS_PREFIX "$ENV{HOME}/.cache/t3k/kokkos-3.4.01-openmp" CACHE PATH
+set(T3K_KOKKOS_PREFIX "$ENV{HOME}/.cache/t3k/kokkos-3.4.01-openmp-blas" CACHE PATH
     "Prefix of the OpenMP+Serial Kokkos built by scripts/setup.sh (searched when Kokkos_ROOT is not given)")
 option(T3K_USE_SYSTEM_KOKKOS "Use Debian's prebuilt Serial-only Trilinos Kokkos even if another one is found" OFF)
 

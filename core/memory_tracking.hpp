@@ -24,6 +24,7 @@ class AllocationTracker {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.current.clear();
     s.peak.clear();
+    s.count.clear();
     s.sizes.clear();
     Kokkos::Tools::Experimental::set_allocate_data_callback(&on_allocate);
     Kokkos::Tools::Experimental::set_deallocate_data_callback(&on_deallocate);
@@ -35,21 +36,26 @@ class AllocationTracker {
   AllocationTracker(AllocationTracker const&) = delete;
   AllocationTracker& operator=(AllocationTracker const&) = delete;
 
-  /// Starts a new peak measurement from the bytes alive now (allocations made before stay counted in current()).
+  /// Starts a new peak measurement from the bytes alive now (allocations made before stay counted in current()),
+  /// and a new allocation count.
   void reset_peak() {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.peak = s.current;
+    s.count.clear();
   }
   /// Bytes alive now in the memory space named `space_name` (e.g. Kokkos::HostSpace::name()), counted since the
   /// tracker was created (allocations made before it are not seen; their release is ignored).
   std::int64_t current(std::string const& space_name) const { return lookup(state().current, space_name); }
   std::int64_t peak(std::string const& space_name) const { return lookup(state().peak, space_name); }
+  /// Number of allocations made in that memory space since the tracker was created (or reset_peak was called
+  /// last): what tests use to show that a loop over chunks or iterations allocates nothing per pass.
+  std::int64_t allocations(std::string const& space_name) const { return lookup(state().count, space_name); }
 
  private:
   struct State {
     std::mutex mutex;
-    std::map<std::string, std::int64_t> current, peak;
+    std::map<std::string, std::int64_t> current, peak, count;
     std::map<void const*, std::pair<std::string, std::int64_t>> sizes;
   };
   static State& state() {
@@ -70,6 +76,7 @@ class AllocationTracker {
     cur += std::int64_t(size);
     std::int64_t& pk = s.peak[space];
     if (cur > pk) pk = cur;
+    ++s.count[space];
   }
   static void on_deallocate(Kokkos::Tools::SpaceHandle, char const*, void const* ptr, std::uint64_t) {
     State& s = state();

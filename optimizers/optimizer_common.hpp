@@ -97,7 +97,8 @@ FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space, FittingPro
   return p;
 }
 
-/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused. `batch` is
+/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused (the J^T
+/// automatic chunk of the memory space's default execution space). `batch` is
 /// the probes of one J^T call over all ranks and `n_shards` the number of ranks (each holds about batch / n_shards
 /// of them), so every rank gets the same chunk size.
 template <class Scalar, class MemorySpace>
@@ -109,8 +110,9 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
   auto const frame_sh = frame_shapes_of_t3("t3k::fit", shapes, x0.tucker_ranks(), x0.tt_ranks());
   std::vector<std::size_t> tt(frame_sh.rl.size());
   for (std::size_t e = 0; e < tt.size(); ++e) tt[e] = min_of(frame_sh.rl[e], frame_sh.rr[e]);
-  return estimate_chunk_size(shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
-                             sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
+  return automatic_chunk_size<typename MemorySpace::execution_space>(
+      shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
+      sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 
 /// Notes on ranks of x0 that the fixed-rank manifold cannot hold (SPEC.md section 15: clipped once at x0).

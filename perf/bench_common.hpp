@@ -83,13 +83,13 @@ char const* scalar_name() {
 }
 
 /// The J^T chunk size actually used for a request (what the library resolves `auto` to).
-template <class Scalar>
+template <class Scalar, class ExecSpace = DefaultExec>
 std::size_t resolved_chunk(t3k::ChunkSize c, Shape const& s, std::size_t n_tangent) {
   if (c.kind() == t3k::ChunkSize::Kind::automatic) {
-    return t3k::estimate_chunk_size(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, s.w, n_tangent, 1,
-                                    scalar_type_of<Scalar>());
+    return t3k::automatic_chunk_size<ExecSpace>(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, s.w,
+                                                n_tangent, 1, scalar_type_of<Scalar>());
   }
-  if (c.kind() == t3k::ChunkSize::Kind::fixed) return std::min(c.rows(), s.w);
+  if (c.kind() == t3k::ChunkSize::Kind::fixed) return t3k::impl::rows_per_chunk(c.rows(), s.w);
   return s.w;
 }
 

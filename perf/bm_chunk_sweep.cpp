@@ -1,9 +1,9 @@
 // Issue 4's memory/time trade-off of J^T: for |W| = 10^3 .. 10^6 probes at chunk none (only where the model says
-// the call fits in 8 GB), auto (the balance estimate) and fixed 256 and 4096, the measured peak bytes (allocation
+// the call fits in 8 GB), auto (automatic_chunk_size) and fixed 256 and 4096, the measured peak bytes (allocation
 // tracking around one call), the model's prediction of the bytes J^T allocates (model_bytes) and of the whole peak
 // including the caller's probe and residual data (model_peak_bytes), and the time. Shapes d=6, N=16, n=4, r=8, K=2,
-// double, summed. |W| = 10^5 and 10^6 are opt-in (--benchmark_filter=JtChunkSweep_Optin): at the J^T speed of
-// this writing (~0.15 GFLOP/s on two shared cores) 10^5 takes 40-100 s per call and 10^6 ten times that.
+// double, summed. |W| = 10^5 and 10^6 are opt-in (--benchmark_filter=JtChunkSweep_Optin: seconds and tens of
+// seconds per call).
 #include "bench_common.hpp"
 
 namespace t3k_bench {
@@ -75,9 +75,9 @@ BENCHMARK(BM_JtChunkSweep_Optin)
     ->Iterations(1);
 BENCHMARK(BM_JtChunkSweep_Smoke)
     ->ArgNames({"W", "chunk", "tiny"})
-    ->Args({100, chunk_none, 1})
-    ->Args({100, chunk_auto, 1})
-    ->Args({100, 32, 1})
+    ->Args({150, chunk_none, 1})
+    ->Args({150, chunk_auto, 1})
+    ->Args({150, 64, 1})
     ->UseManualTime()
     ->Iterations(1);
 

@@ -30,7 +30,7 @@ void BM_JT(benchmark::State& state) {
       bytes_of(f->frame);
   set_throughput_counters(state, total, flops, bytes);
   set_gemm_fraction<Scalar, ExecSpace>(state);
-  std::size_t const rows = resolved_chunk<Scalar>(chunk, s, nt);
+  std::size_t const rows = resolved_chunk<Scalar, ExecSpace>(chunk, s, nt);
   auto const model = t3k::transpose_memory_model(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, nt, summed,
                                                  scalar_type_of<Scalar>());
   state.counters["chunk"] = double(rows);
@@ -69,19 +69,23 @@ void jt_sweep_float(benchmark::internal::Benchmark* b) {
 BENCHMARK_TEMPLATE(BM_JT, double)->Apply(jt_sweep);
 BENCHMARK_TEMPLATE(BM_JT, float)->Apply(jt_sweep_float);
 
-// Issue 8's target shapes: d=8, N=64, n=16, r=32, K=2 (target: >= 50% of GEMM at W = 10^5). At W = 2000 by default
-// (the FLOPs per probe do not depend on W); W = 10^5 is opt-in (_Optin: minutes per call on two cores).
+// Issue 8's target shapes: d=8, N=64, n=16, r=32, K=2 (target: >= 50% of GEMM at W = 10^5), at chunk none, auto
+// and fixed sizes from one block up (auto against the best fixed chunk: target within 10%). At W = 4096 by default
+// (the FLOPs per probe do not depend on W); W = 10^5 is opt-in (_Optin: about half a minute per call on one core).
 void jt_target(benchmark::internal::Benchmark* b, std::int64_t w) {
   b->ArgNames(jt_arg_names());
-  for (std::int64_t c : {chunk_none, chunk_auto}) b->Args({8, 64, 16, 32, 2, w, c, 1, 1});
+  for (std::int64_t c : {chunk_none, chunk_auto, std::int64_t(64), std::int64_t(128), std::int64_t(256),
+                         std::int64_t(1024), std::int64_t(4096)}) {
+    if (c <= w) b->Args({8, 64, 16, 32, 2, w, c, 1, 1});
+  }
   b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(w > 10000 ? 1 : 2);
 }
 void BM_JT_Target(benchmark::State& state) { BM_JT<double>(state); }
 void BM_JT_Target_float(benchmark::State& state) { BM_JT<float>(state); }
 void BM_JT_Target_Optin(benchmark::State& state) { BM_JT<double>(state); }
 void BM_JT_Target_float_Optin(benchmark::State& state) { BM_JT<float>(state); }
-BENCHMARK(BM_JT_Target)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 2000); });
-BENCHMARK(BM_JT_Target_float)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 2000); });
+BENCHMARK(BM_JT_Target)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 4096); });
+BENCHMARK(BM_JT_Target_float)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 4096); });
 BENCHMARK(BM_JT_Target_Optin)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 100000); });
 BENCHMARK(BM_JT_Target_float_Optin)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 100000); });
 
@@ -89,8 +93,8 @@ BENCHMARK(BM_JT_Target_float_Optin)->Apply([](benchmark::internal::Benchmark* b)
 // Serial against one-thread Serial GEMM (only distinct from the above when the default space is not Serial).
 void BM_JT_Target_Serial(benchmark::State& state) { BM_JT<double, Kokkos::Serial>(state); }
 void BM_JT_Target_Serial_float(benchmark::State& state) { BM_JT<float, Kokkos::Serial>(state); }
-BENCHMARK(BM_JT_Target_Serial)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 2000); });
-BENCHMARK(BM_JT_Target_Serial_float)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 2000); });
+BENCHMARK(BM_JT_Target_Serial)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 4096); });
+BENCHMARK(BM_JT_Target_Serial_float)->Apply([](benchmark::internal::Benchmark* b) { jt_target(b, 4096); });
 void BM_JT_Smoke_Serial(benchmark::State& state) { BM_JT<double, Kokkos::Serial>(state); }
 BENCHMARK(BM_JT_Smoke_Serial)
     ->ArgNames(jt_arg_names())
@@ -103,10 +107,10 @@ void BM_JT_Smoke(benchmark::State& state) { BM_JT<double>(state); }
 void BM_JT_Smoke_float(benchmark::State& state) { BM_JT<float>(state); }
 void jt_smoke(benchmark::internal::Benchmark* b) {
   b->ArgNames(jt_arg_names());
-  for (std::int64_t c : {chunk_none, chunk_auto, std::int64_t(16)}) {
-    for (std::int64_t sum : {1, 0}) b->Args({3, 5, 3, 2, 2, 40, c, sum, 1});
+  for (std::int64_t c : {chunk_none, chunk_auto, std::int64_t(64)}) {
+    for (std::int64_t sum : {1, 0}) b->Args({3, 5, 3, 2, 2, 150, c, sum, 1});
   }
-  b->Args({3, 5, 3, 2, 2, 40, chunk_none, 1, 2});
+  b->Args({3, 5, 3, 2, 2, 150, chunk_none, 1, 2});
   b->UseManualTime()->Iterations(1);
 }
 BENCHMARK(BM_JT_Smoke)->Apply(jt_smoke);

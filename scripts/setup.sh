@@ -4,15 +4,16 @@
 #
 #   1. Installs the Debian packages T3K needs (only the missing ones).
 #   2. Builds Kokkos 3.4.01 with OpenMP + Serial, and Kokkos Kernels, from Debian's own Trilinos 13.2.0 source
-#      package into $T3K_KOKKOS_PREFIX (default: $HOME/.cache/t3k/kokkos-3.4.01-openmp), unless that prefix holds
+#      package into $T3K_KOKKOS_PREFIX (default: $HOME/.cache/t3k/kokkos-3.4.01-openmp-blas), unless that prefix holds
 #      the marker .t3k-complete. Debian's prebuilt Kokkos (libtrilinos-kokkos-dev) is Serial-only; T3K's CMake
 #      finds this OpenMP build first (cmake/T3KDependencies.cmake). About 170 MB download, under a minute of build.
+#      Kokkos Kernels uses OpenBLAS as its BLAS TPL (dense GEMMs of J^T).
 #
 # Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_SETUP_JOBS (build jobs, default nproc).
 set -euo pipefail
 
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
-PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp}"
+PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
 JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   libopenblas-dev libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
@@ -98,9 +99,12 @@ cmake --build "$work/build-kokkos" -j "$JOBS" >"$work/kokkos-build.log" 2>&1 ||
   }
 cmake --install "$work/build-kokkos" >/dev/null
 
-log "configuring and building Kokkos Kernels ($JOBS jobs; no explicit instantiations: T3K is header-only)"
+# OpenBLAS as Kokkos Kernels' BLAS TPL: KokkosBlas::gemm on host Views then calls OpenBLAS's dgemm/sgemm (about 8x
+# Kokkos Kernels' own host GEMM on this hardware), which is what J^T's core contractions run on.
+log "configuring and building Kokkos Kernels ($JOBS jobs; BLAS TPL OpenBLAS; no explicit instantiations)"
 cmake -S "$kernels_src" -B "$work/build-kernels" -DCMAKE_INSTALL_PREFIX="$PREFIX" -DKokkos_ROOT="$PREFIX" \
-  -DCMAKE_BUILD_TYPE=Release -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF \
+  -DCMAKE_BUILD_TYPE=Release -DKokkosKernels_ENABLE_TPL_BLAS=ON \
+  -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_INST_DOUBLE=OFF \
   -DKokkosKernels_INST_FLOAT=OFF -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_OFFSET_INT=OFF \
   -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_INST_LAYOUTRIGHT=OFF \
   -DKokkosKernels_ENABLE_TESTS=OFF >"$work/kernels-configure.log" 2>&1 ||

@@ -213,7 +213,7 @@ void chunked_transpose_equals_dense_bitwise() {
     for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 99 + i));
     auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
     auto dense_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::none()});
-    for (std::size_t c : {std::size_t(1), std::size_t(7), std::size_t(32), w - 1, w, w + 3}) {
+    for (std::size_t c : {std::size_t(1), std::size_t(7), std::size_t(32), std::size_t(64), w - 1, w, w + 3}) {
       auto chunked = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::of(c)});
       auto chunked_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::of(c)});
       for (std::size_t i = 0; i < d; ++i) {
@@ -259,12 +259,16 @@ void peak_memory_grows_with_chunk_not_probes() {
     }
     return tracker.peak(typename C::memory_space().name());
   };
-  auto small_w = measure(400, 16);
-  auto large_w = measure(1600, 16);
-  auto larger_chunk = measure(1600, 64);
+  std::size_t const block = t3k::reduction_block_size;
+  auto small_w = measure(400, block);
+  auto large_w = measure(1600, block);
+  auto larger_chunk = measure(1600, 4 * block);
   EXPECT_GT(small_w, 0);
   EXPECT_EQ(small_w, large_w) << "peak bytes must not grow with W at a fixed chunk size";
   EXPECT_GT(larger_chunk, large_w) << "peak bytes grow with the chunk size";
+  // Chunk sizes are rounded down to whole blocks (at least one): 1 and block + 5 allocate what one block does.
+  EXPECT_EQ(measure(1600, 1), large_w);
+  EXPECT_EQ(measure(1600, block + 5), large_w);
 }
 
 template <class C>

@@ -1,9 +1,10 @@
 // The memory model of J^T against measured allocations, and the chunk-size policies (SPEC.md section 14).
-#include "test_devices.hpp"
 #include "frame_reference.hpp"
+#include "test_devices.hpp"
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/probe_derivatives_transpose.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
 #include "core/memory_tracking.hpp"
 
 #include <chrono>
@@ -20,11 +21,11 @@ struct T3Shapes {
 // Six shape sets: ragged, N >> n, large r, n_t > 1, K = 0, d = 1.
 std::vector<T3Shapes> model_cases() {
   return {{{4, 5, 6, 3}, {3, 4, 2, 3}, {1, 2, 3, 2, 1}, 2, 1},
-          {{200, 150, 180}, {3, 2, 4}, {1, 3, 4, 1}, 2, 1},              // N >> n: Tucker side dominates
+          {{200, 150, 180}, {3, 2, 4}, {1, 3, 4, 1}, 2, 1},                // N >> n: Tucker side dominates
           {{8, 8, 8, 8, 8}, {8, 8, 8, 8, 8}, {1, 8, 32, 32, 8, 1}, 2, 1},  // large r: TT assembly dominates
-          {{6, 7, 5, 6}, {4, 4, 4, 4}, {1, 4, 9, 4, 1}, 1, 3},           // stacks of residuals
-          {{9, 4, 7}, {3, 4, 3}, {1, 3, 5, 1}, 0, 2},                    // order 0
-          {{12}, {5}, {1, 1}, 3, 1}};                                    // d = 1
+          {{6, 7, 5, 6}, {4, 4, 4, 4}, {1, 4, 9, 4, 1}, 1, 3},             // stacks of residuals
+          {{9, 4, 7}, {3, 4, 3}, {1, 3, 5, 1}, 0, 2},                      // order 0
+          {{12}, {5}, {1, 1}, 3, 1}};                                      // d = 1
 }
 
 FrameShapeCase frame_case_of(T3Shapes const& c) {
@@ -44,7 +45,7 @@ void measured_peak_matches_model() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   t3k::ScalarType const type = sizeof(S) == 4 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
-  std::size_t const w = 120;
+  std::size_t const w = 200;
   for (auto const& mc : model_cases()) {
     auto fc = frame_case_of(mc);
     std::size_t const d = fc.big_n.size();
@@ -62,7 +63,7 @@ void measured_peak_matches_model() {
       std::size_t sum_n = 0;
       for (auto n : fc.big_n) sum_n += n;
       EXPECT_EQ(model.input_bytes_per_row, sizeof(S) * (2 + mc.n_tangent * (mc.order + 1)) * sum_n);
-      for (std::size_t chunk : {std::size_t(1), std::size_t(37), w}) {
+      for (std::size_t chunk : {std::size_t(1), std::size_t(150), w}) {  // one block, two blocks, all rows
         space.fence();
         std::int64_t measured = 0;
         {
@@ -91,12 +92,13 @@ void estimate_follows_balance_policy() {
       ASSERT_GE(c, 1u);
       ASSERT_LE(c, w);
       if (c < w) {
-        if (c > 1) {
+        // Whole reduction blocks, at least one; the minimum block may exceed the data, a larger chunk never does.
+        EXPECT_EQ(c % t3k::reduction_block_size, 0u);
+        if (c > t3k::reduction_block_size) {
           EXPECT_LE(double(c) * per_row, double(w) * m.input_bytes_per_row);  // never the tallest pole
         }
         // Maximal up to the rounding to whole reduction blocks.
         EXPECT_GT(double(c + t3k::reduction_block_size) * per_row, double(w) * m.input_bytes_per_row);
-        if (c > t3k::reduction_block_size) EXPECT_EQ(c % t3k::reduction_block_size, 0u);
       } else {
         EXPECT_TRUE(per_row * w <= w * m.input_bytes_per_row || c == w);
       }
@@ -117,22 +119,62 @@ void estimate_follows_balance_policy() {
   EXPECT_LT(seconds / 1000, 1e-3);
 }
 
+// Fixed chunk sizes are rounded down to whole reduction blocks (at least one), and cover all probes when they can.
+void chunk_sizes_round_to_whole_blocks() {
+  std::size_t const b = t3k::reduction_block_size;
+  EXPECT_EQ(t3k::impl::rows_per_chunk(1, 1000), b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(b + 5, 1000), b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(3 * b, 1000), 3 * b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(999, 1000), 999 - 999 % b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(1000, 1000), 1000u);  // covers the probes: one pass, no rounding
+  EXPECT_EQ(t3k::impl::rows_per_chunk(5, 10), 10u);         // one block is more than all of them
+  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(b + 1), 1000), b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::none(), 1000), 1000u);
+}
+
+// chunk_size auto: the balance estimate, and on host backends at most the chunk whose workspace fits
+// host_chunk_workspace_bytes (whole blocks, maximal); device backends take the balance estimate as it is.
+void automatic_chunk_caps_host_workspace() {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  std::size_t const b = t3k::reduction_block_size;
+  std::vector<std::size_t> big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
+  auto const m = t3k::transpose_memory_model(big_n, n, r, 2);
+  std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+  std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  std::size_t const c = t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 100000);
+  ASSERT_LT(c, balance) << "this shape's balance workspace is far beyond the host cap";
+  EXPECT_EQ(c % b, 0u);
+  EXPECT_LE(c * per_row, t3k::host_chunk_workspace_bytes);
+  EXPECT_GT((c + b) * per_row, t3k::host_chunk_workspace_bytes);
+  // Small shapes whose balance workspace fits the cap keep the balance estimate; so do few probes.
+  std::vector<std::size_t> small_n{6, 7, 5, 6}, small_t{3, 4, 3, 3}, small_r{1, 3, 6, 3, 1};
+  EXPECT_EQ(t3k::automatic_chunk_size<Host>(small_n, small_t, small_r, 2, 2400),
+            t3k::estimate_chunk_size(small_n, small_t, small_r, 2, 2400));
+  EXPECT_EQ(t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 10), 10u);
+#ifdef KOKKOS_ENABLE_CUDA
+  EXPECT_EQ(t3k::automatic_chunk_size<Kokkos::Cuda>(big_n, n, r, 2, 100000), balance);
+#endif
+}
+
 void max_chunk_within_cap() {
   std::vector<std::size_t> big_n{64, 64, 64, 64}, n{8, 8, 8, 8}, r{1, 8, 32, 8, 1};
   auto const m = t3k::transpose_memory_model(big_n, n, r, 2);
   std::size_t const w = 10000;
-  std::size_t const cap = m.peak_bytes(w, 100) + 10;
+  std::size_t const block = t3k::reduction_block_size;
+  std::size_t const cap = m.peak_bytes(w, 3 * block + 10) + 10;  // 3 blocks and a bit: rounds down to 3 blocks
   std::size_t const c = t3k::max_chunk_size_within(big_n, n, r, 2, w, cap);
-  EXPECT_EQ(c, 100u);
+  EXPECT_EQ(c, 3 * block);
   EXPECT_LE(m.peak_bytes(w, c), cap);
-  EXPECT_GT(m.peak_bytes(w, c + 1), cap);
+  EXPECT_GT(m.peak_bytes(w, c + block), cap);
   EXPECT_EQ(t3k::max_chunk_size_within(big_n, n, r, 2, w, std::size_t(1) << 50), w);
   try {
     t3k::max_chunk_size_within(big_n, n, r, 2, w, 1000);
     FAIL();
   } catch (t3k::InvalidArgument const& e) {
-    EXPECT_NE(std::string(e.what()).find("even a chunk of 1 probe needs " + std::to_string(m.peak_bytes(w, 1))),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("even the smallest chunk (" + std::to_string(block) +
+                                   " probes, one reduction block) needs " + std::to_string(m.peak_bytes(w, block))),
+        std::string::npos)
         << e.what();
   }
 }
@@ -170,13 +212,57 @@ void auto_chunk_equals_none_bitwise() {
   }
 }
 
+// Nothing in the chunk loops allocates: J^T (summed and per probe) and J make the same allocations whatever the
+// number of chunks (one workspace per call, reused by every chunk), counted by the Kokkos allocation hooks.
+template <class C>
+void chunk_loops_allocate_once_per_call() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  T3Shapes mc{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}, 2, 2};
+  auto fc = frame_case_of(mc);
+  auto f = random_frame<S, Mem>(space, fc, 5);
+  auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
+  std::size_t const w = 10 * t3k::reduction_block_size + 7;  // 11 chunks of one block, or one pass
+  std::vector<Probe2<C>> ww, pp;
+  std::vector<Jets4<C>> r;
+  for (std::size_t i = 0; i < 4; ++i) {
+    ww.push_back(Probe2<C>("w", w, fc.big_n[i]));
+    pp.push_back(Probe2<C>("p", w, fc.big_n[i]));
+    r.push_back(Jets4<C>("r", mc.n_tangent, w, mc.order + 1, fc.big_n[i]));
+  }
+  auto count = [&](auto&& call) {
+    space.fence();
+    t3k::AllocationTracker tracker;
+    call();
+    space.fence();
+    return tracker.allocations(Mem().name());
+  };
+  for (bool summed : {true, false}) {
+    auto jt = [&](t3k::ChunkSize c) {
+      return count([&] { auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {summed, c}); });
+    };
+    std::int64_t const one_pass = jt(t3k::ChunkSize::none());
+    EXPECT_GT(one_pass, 0);
+    EXPECT_EQ(jt(t3k::ChunkSize::of(t3k::reduction_block_size)), one_pass) << "summed " << summed;
+    EXPECT_EQ(jt(t3k::ChunkSize::of(3 * t3k::reduction_block_size)), one_pass) << "summed " << summed;
+  }
+  auto j = [&](t3k::ChunkSize c) {
+    return count([&] { auto z = t3k::tangent_probe_derivatives(space, f, v, ww, pp, mc.order, c); });
+  };
+  EXPECT_EQ(j(t3k::ChunkSize::of(t3k::reduction_block_size)), j(t3k::ChunkSize::none()));
+}
+
 template <class C>
 class MemoryModelTest : public ::testing::Test {};
 TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
 
 TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, AutoChunkEqualsNoneBitwise) { auto_chunk_equals_none_bitwise<TypeParam>(); }
+TYPED_TEST(MemoryModelTest, ChunkLoopsAllocateOncePerCall) { chunk_loops_allocate_once_per_call<TypeParam>(); }
 TEST(ChunkEstimator, FollowsBalancePolicy) { estimate_follows_balance_policy(); }
 TEST(ChunkEstimator, MaxChunkWithinCap) { max_chunk_within_cap(); }
+TEST(ChunkEstimator, ChunkSizesRoundToWholeBlocks) { chunk_sizes_round_to_whole_blocks(); }
+TEST(ChunkEstimator, AutomaticChunkCapsHostWorkspace) { automatic_chunk_caps_host_workspace(); }
 
 }  // namespace

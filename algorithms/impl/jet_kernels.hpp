@@ -8,9 +8,13 @@
 /// reshaped freely through unmanaged Views.
 ///
 /// Determinism: every kernel computes each output entry by a sequential sum in a fixed order, parallel only over
-/// output entries. A probe's results therefore never depend on the chunk it was computed in, which is what makes
-/// the chunked J^T bitwise equal to the dense one (SPEC.md section 9).
+/// output entries, and the core contractions (apply_matrix) run one matrix product per aligned block of probes. A
+/// probe's results therefore never depend on the chunk it was computed in, which is what makes the chunked J^T
+/// bitwise equal to the dense one (SPEC.md section 9).
 
+#include "algorithms/impl/matrix_product.hpp"
+#include "core/chunk_size.hpp"
+#include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
 #include <type_traits>
@@ -22,15 +26,6 @@ template <class Scalar, class MemorySpace>
 using Jet3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class Scalar, class MemorySpace>
 using Jet4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-template <class Scalar, class MemorySpace>
-using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-
-/// A core or any contiguous array seen as a (rows x cols) matrix.
-template <class Scalar, class MemorySpace>
-Matrix<Scalar const, MemorySpace> as_matrix(Scalar const* data, std::size_t rows, std::size_t cols) {
-  return Matrix<Scalar const, MemorySpace>(data, rows, cols);
-}
-
 template <class ExecutionSpace>
 using Policy3 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>, Kokkos::IndexType<int>>;
 template <class ExecutionSpace>
@@ -42,91 +37,35 @@ enum class MatrixSide {
   cols_out   ///< out[s,k,x] = sum_y M[y,x] in[s,k,y]   (M is Y x X; "mu . G" with G as a x (u b))
 };
 
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (K1 small GEMMs, SPEC.md 3).
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): one matrix product
+/// per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X.
+///
+/// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
+/// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
+/// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
+/// chunk-sized row count could give a probe other bits in another chunking.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                   Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
                   bool accumulate) {
-  int const rows = int(out.extent(0));
-  int const n_coeffs = int(out.extent(1));
-  int const n_out = int(out.extent(2));
-  int const n_in = int(in.extent(2));
+  std::size_t const rows = out.extent(0);
+  std::size_t const n_coeffs = out.extent(1);
+  std::size_t const n_out = out.extent(2);
+  std::size_t const n_in = in.extent(2);
+  T3K_DEBUG_ASSERT(in.extent(0) == rows && in.extent(1) == n_coeffs);
   if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
-  bool const transpose = side == MatrixSide::cols_out;
-  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
-    if (transpose) {
-      // Host: axpy form over a strip of outputs, so M's rows are read contiguously and the innermost loop
-      // vectorizes; each entry still sums over y in order from zero, exactly as the kernel below.
-      constexpr int strip = 64;
-      int const strips = (n_out + strip - 1) / strip;
-      Kokkos::parallel_for(
-          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_coeffs * strips), KOKKOS_LAMBDA(int index) {
-            int const x0 = (index % strips) * strip;
-            int const sk = index / strips;
-            int const s = sk / n_coeffs;
-            int const k = sk - s * n_coeffs;
-            int const width = n_out - x0 < strip ? n_out - x0 : strip;
-            Scalar acc[strip];
-            for (int q = 0; q < width; ++q) acc[q] = 0;
-            for (int y = 0; y < n_in; ++y) {
-              Scalar const a = in(s, k, y);
-              Scalar const* row = &m(y, x0);
-              for (int q = 0; q < width; ++q) acc[q] += row[q] * a;
-            }
-            Scalar* o = &out(s, k, x0);
-            if (accumulate) {
-              for (int q = 0; q < width; ++q) o[q] += acc[q];
-            } else {
-              for (int q = 0; q < width; ++q) o[q] = acc[q];
-            }
-          });
-      return;
-    }
-    // Host, rows_out: four dot products at a time (independent add chains), each summed over y in order.
-    int const quads = (n_out + 3) / 4;
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_coeffs * quads), KOKKOS_LAMBDA(int index) {
-          int const x0 = (index % quads) * 4;
-          int const sk = index / quads;
-          int const s = sk / n_coeffs;
-          int const k = sk - s * n_coeffs;
-          int const width = n_out - x0 < 4 ? n_out - x0 : 4;
-          Scalar const* v = &in(s, k, 0);
-          Scalar acc[4] = {0, 0, 0, 0};
-          if (width == 4) {
-            Scalar const *m0 = &m(x0, 0), *m1 = &m(x0 + 1, 0), *m2 = &m(x0 + 2, 0), *m3 = &m(x0 + 3, 0);
-            for (int y = 0; y < n_in; ++y) {
-              acc[0] += m0[y] * v[y];
-              acc[1] += m1[y] * v[y];
-              acc[2] += m2[y] * v[y];
-              acc[3] += m3[y] * v[y];
-            }
-          } else {
-            for (int q = 0; q < width; ++q) {
-              Scalar const* mq = &m(x0 + q, 0);
-              for (int y = 0; y < n_in; ++y) acc[q] += mq[y] * v[y];
-            }
-          }
-          for (int q = 0; q < width; ++q) out(s, k, x0 + q) = accumulate ? out(s, k, x0 + q) + acc[q] : acc[q];
-        });
-    return;
+  Op const op_m = side == MatrixSide::cols_out ? Op::none : Op::transpose;
+  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+    std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
+    Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
+    Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
+    matrix_product(space, label, Op::none, block_in, op_m, m, block_out, accumulate);
   }
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, n_coeffs, n_out}),
-      KOKKOS_LAMBDA(int s, int k, int x) {
-        Scalar acc = 0;
-        if (transpose) {
-          for (int y = 0; y < n_in; ++y) acc += m(y, x) * in(s, k, y);
-        } else {
-          for (int y = 0; y < n_in; ++y) acc += m(x, y) * in(s, k, y);
-        }
-        out(s, k, x) = accumulate ? out(s, k, x) + acc : acc;
-      });
 }
 
 /// Which pairs of coefficients a jet contraction combines (SPEC.md section 3).
 enum class JetPairing {
-  product,          ///< out^(n) = sum_{a+b=n} Y^(a) v^(b)        (truncated Cauchy product)
+  product,            ///< out^(n) = sum_{a+b=n} Y^(a) v^(b)        (truncated Cauchy product)
   correlate_y_fixed,  ///< out^(n) = sum_a Y^(a) v^(a+n)          (transpose of multiplying by the fixed jet Y)
   correlate_v_fixed   ///< out^(n) = sum_b v^(b) Y^(b+n)          (transpose of multiplying by the fixed jet v)
 };
@@ -137,7 +76,35 @@ enum class ContractAxis {
   second  ///< out[x] = sum_q Y[x, q] (*) v[q]   (x runs over P)
 };
 
-/// out (rows, Lo, X) [+]= Y (rows, LY, P, Q) (*) v (rows, Lv, Y-axis), with the pairing and axis given.
+/// The coefficient pairs (a of Y, b of v) a jet contraction combines for output order n: a in [begin, end).
+struct CoefficientPairs {
+  int begin = 0, end = 0, shift = 0, sign = 0;
+  KOKKOS_INLINE_FUNCTION int b_of(int a) const { return sign > 0 ? a + shift : shift - a; }
+};
+
+KOKKOS_INLINE_FUNCTION CoefficientPairs coefficient_pairs(JetPairing pairing, int n, int ly, int lv) {
+  CoefficientPairs p;
+  if (pairing == JetPairing::product) {  // b = n - a
+    p.begin = n - lv + 1 > 0 ? n - lv + 1 : 0;
+    p.end = n + 1 < ly ? n + 1 : ly;
+    p.shift = n;
+    p.sign = -1;
+  } else if (pairing == JetPairing::correlate_y_fixed) {  // b = a + n
+    p.begin = 0;
+    p.end = lv - n < ly ? lv - n : ly;
+    p.shift = n;
+    p.sign = 1;
+  } else {  // a = b + n, i.e. b = a - n
+    p.begin = n;
+    p.end = lv + n < ly ? lv + n : ly;
+    p.shift = -n;
+    p.sign = 1;
+  }
+  return p;
+}
+
+/// out (rows, Lo, X) [+]= Y (rows, LY, P, Q) (*) v (rows, Lv, Y-axis), with the pairing and axis given. Each entry
+/// sums over the pairs (a, b) and then over the contracted axis, in that order, from zero.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                    Jet4<Scalar const, MemorySpace> ymat, ContractAxis axis, Jet3<Scalar const, MemorySpace> v,
@@ -150,29 +117,74 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
   int const n_sum = int(v.extent(2));
   if (rows == 0 || lo == 0 || n_out == 0) return;
   bool const first = axis == ContractAxis::first;
+  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
+    if (first) {
+      // Host, summing over P: axpy form over a strip of contiguous outputs (Y's rows are read contiguously and the
+      // innermost loop vectorizes); each entry still sums over (a, y) in the order of the device kernel below.
+      constexpr int strip = 64;
+      int const strips = (n_out + strip - 1) / strip;
+      Kokkos::parallel_for(
+          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * strips), KOKKOS_LAMBDA(int index) {
+            int const x0 = (index % strips) * strip;
+            int const sn = index / strips;
+            int const s = sn / lo;
+            int const n = sn - s * lo;
+            int const width = n_out - x0 < strip ? n_out - x0 : strip;
+            Scalar acc[strip];
+            for (int q = 0; q < width; ++q) acc[q] = 0;
+            CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+            for (int a = pairs.begin; a < pairs.end; ++a) {
+              int const b = pairs.b_of(a);
+              for (int y = 0; y < n_sum; ++y) {
+                Scalar const vy = v(s, b, y);
+                Scalar const* row = &ymat(s, a, y, x0);
+                for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
+              }
+            }
+            Scalar* o = &out(s, n, x0);
+            for (int q = 0; q < width; ++q) o[q] = accumulate ? o[q] + acc[q] : acc[q];
+          });
+      return;
+    }
+    // Host, summing over Q: four dot products over contiguous rows at a time (independent add chains).
+    int const quads = (n_out + 3) / 4;
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * quads), KOKKOS_LAMBDA(int index) {
+          int const x0 = (index % quads) * 4;
+          int const sn = index / quads;
+          int const s = sn / lo;
+          int const n = sn - s * lo;
+          int const width = n_out - x0 < 4 ? n_out - x0 : 4;
+          Scalar acc[4] = {0, 0, 0, 0};
+          CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+          for (int a = pairs.begin; a < pairs.end; ++a) {
+            Scalar const* vb = &v(s, pairs.b_of(a), 0);
+            if (width == 4) {
+              Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
+                           *y3 = &ymat(s, a, x0 + 3, 0);
+              for (int y = 0; y < n_sum; ++y) {
+                acc[0] += y0[y] * vb[y];
+                acc[1] += y1[y] * vb[y];
+                acc[2] += y2[y] * vb[y];
+                acc[3] += y3[y] * vb[y];
+              }
+            } else {
+              for (int q = 0; q < width; ++q) {
+                Scalar const* yq = &ymat(s, a, x0 + q, 0);
+                for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
+              }
+            }
+          }
+          for (int q = 0; q < width; ++q) out(s, n, x0 + q) = accumulate ? out(s, n, x0 + q) + acc[q] : acc[q];
+        });
+    return;
+  }
   Kokkos::parallel_for(
       label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}), KOKKOS_LAMBDA(int s, int n, int x) {
         Scalar acc = 0;
-        // Coefficient pairs (a of Y, b of v) for this output order n.
-        int a_begin = 0, a_end = 0, shift = 0, sign = 0;
-        if (pairing == JetPairing::product) {  // b = n - a
-          a_begin = n - lv + 1 > 0 ? n - lv + 1 : 0;
-          a_end = n + 1 < ly ? n + 1 : ly;
-          shift = n;
-          sign = -1;
-        } else if (pairing == JetPairing::correlate_y_fixed) {  // b = a + n
-          a_begin = 0;
-          a_end = lv - n < ly ? lv - n : ly;
-          shift = n;
-          sign = 1;
-        } else {  // a = b + n, i.e. b = a - n
-          a_begin = n;
-          a_end = lv + n < ly ? lv + n : ly;
-          shift = -n;
-          sign = 1;
-        }
-        for (int a = a_begin; a < a_end; ++a) {
-          int const b = sign > 0 ? a + shift : shift - a;
+        CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+        for (int a = pairs.begin; a < pairs.end; ++a) {
+          int const b = pairs.b_of(a);
           if (first) {
             for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, y, x) * v(s, b, y);
           } else {
@@ -183,10 +195,15 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
       });
 }
 
-/// Jet outer product (Khatri-Rao jet): out[s,k,x,y] = sum_{l<=k} a^(l)[x] b^(k-l)[y], k < out's L.
+/// Jet outer product (Khatri-Rao jet), k < out's L:
+///   product:           out[s,k,x,y] = sum_{l<=k} a^(l)[x] b^(k-l)[y]
+///   correlate_y_fixed: out[s,k,x,y] = sum_l a^(l)[x] b^(l+k)[y]
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, MemorySpace> out,
-                Jet3<Scalar const, MemorySpace> a, Jet3<Scalar const, MemorySpace> b) {
+                Jet3<Scalar const, MemorySpace> a, Jet3<Scalar const, MemorySpace> b,
+                JetPairing pairing = JetPairing::product) {
+  T3K_DEBUG_ASSERT(pairing != JetPairing::correlate_v_fixed);
+  bool const correlate = pairing == JetPairing::correlate_y_fixed;
   int const rows = int(out.extent(0));
   int const lo = int(out.extent(1));
   int const nx = int(out.extent(2));
@@ -202,13 +219,13 @@ void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, Mem
           int const sk = index / nx;
           int const s = sk / lo;
           int const k = sk - s * lo;
-          int const l_begin = k - lb + 1 > 0 ? k - lb + 1 : 0;
-          int const l_end = k + 1 < la ? k + 1 : la;
+          int const l_begin = correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0);
+          int const l_end = correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la);
           Scalar* o = &out(s, k, x, 0);
           for (int y = 0; y < ny; ++y) o[y] = 0;
           for (int l = l_begin; l < l_end; ++l) {
             Scalar const ax = a(s, l, x);
-            Scalar const* brow = &b(s, k - l, 0);
+            Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
             for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
           }
         });
@@ -218,10 +235,10 @@ void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, Mem
       label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}), KOKKOS_LAMBDA(int s, int k, int xy) {
         int const x = xy / ny;
         int const y = xy - x * ny;
-        int const l_begin = k - lb + 1 > 0 ? k - lb + 1 : 0;
-        int const l_end = k + 1 < la ? k + 1 : la;
+        int const l_begin = correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0);
+        int const l_end = correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la);
         Scalar acc = 0;
-        for (int l = l_begin; l < l_end; ++l) acc += a(s, l, x) * b(s, k - l, y);
+        for (int l = l_begin; l < l_end; ++l) acc += a(s, l, x) * b(s, correlate ? l + k : k - l, y);
         out(s, k, x, y) = acc;
       });
 }
@@ -260,21 +277,31 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
       });
 }
 
-/// out[s,k,x] = sum_j M[x,j] r[s0+s, k, j] for k < out's L (reads the leading orders of residual jets).
+/// Packs rows s0.. of a probe pair into a contiguous linear jet: out[s,0,:] = w(s0+s,:), out[s,1,:] = p(s0+s,:)
+/// (as many coefficients as out has). `w`, `p` are any rank-2 Views (W, N), subviews and other layouts included.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ProbeView w,
+                     ProbeView p, int s0) {
+  int const rows = int(out.extent(0));
+  int const kl = int(out.extent(1));
+  int const n = int(out.extent(2));
+  if (rows == 0 || kl == 0 || n == 0) return;
+  Kokkos::parallel_for(
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n}),
+      KOKKOS_LAMBDA(int s, int k, int j) { out(s, k, j) = k == 0 ? w(s0 + s, j) : p(s0 + s, j); });
+}
+
+/// Packs orders < out's L of rows s0.. of residual jets (W, K+1, N) into a contiguous jet: out[s,k,j] = r(s0+s,k,j).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
-void apply_to_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
-                       Matrix<Scalar const, MemorySpace> m, ResidualView r, int s0) {
+void pack_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ResidualView r,
+                   int s0) {
   int const rows = int(out.extent(0));
   int const lo = int(out.extent(1));
-  int const n_out = int(out.extent(2));
-  int const n_in = int(m.extent(1));
-  if (rows == 0 || lo == 0 || n_out == 0) return;
+  int const n = int(out.extent(2));
+  if (rows == 0 || lo == 0 || n == 0) return;
   Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}), KOKKOS_LAMBDA(int s, int k, int x) {
-        Scalar acc = 0;
-        for (int j = 0; j < n_in; ++j) acc += m(x, j) * r(s0 + s, k, j);
-        out(s, k, x) = acc;
-      });
+      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n}),
+      KOKKOS_LAMBDA(int s, int k, int j) { out(s, k, j) = r(s0 + s, k, j); });
 }
 
 /// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for

@@ -3,13 +3,14 @@
 /// The gradient assembly of J^T (SPEC.md section 8, step 5) with a reduction order fixed by absolute probe index.
 /// Not API.
 ///
-/// Summed results: each output entry adds the contributions of probes s = 0..W-1 one after another into a block
-/// partial, and adds the partial into the result when s + 1 is a multiple of `block` (or s + 1 = W). The partial of
-/// a block that a chunk boundary cuts is carried to the next chunk in `open`. The sequence of floating-point
-/// operations is therefore the same for every chunking, so chunked sums are bitwise equal to the unchunked one for
-/// any chunk size, not only multiples of the block.
+/// Summed results are added block by block (blocks of reduction_block_size probes aligned to the absolute probe
+/// index, which chunk boundaries never cut), by matrix products over each block's (probe, order) axis. The sequence
+/// of floating-point operations is therefore the same for every chunking, so chunked sums are bitwise equal to the
+/// unchunked one. Per-probe results are kernels over (probe, output entry).
 
 #include "algorithms/impl/jet_kernels.hpp"
+#include "algorithms/impl/matrix_product.hpp"
+#include "core/chunk_size.hpp"
 
 #include <type_traits>
 
@@ -30,14 +31,9 @@ constexpr int assembly_strip = 64;
 constexpr int tile_u = 8;
 constexpr int tile_b = 32;
 
-/// Where a block partial ends: after probe s (absolute index) when s + 1 closes a block or the probe set.
-KOKKOS_INLINE_FUNCTION bool closes_block(std::size_t s_abs, std::size_t block, std::size_t n_probes) {
-  return (s_abs + 1) % block == 0 || s_abs + 1 == n_probes;
-}
-
 /// H~[a,u,b] contributions of one chunk (SPEC.md section 8):
 ///   sum_k MN^(k)[a,b] deta~^(k)[u] + [has_px] PX^(k)[a,u] sigma~[i+1]^(k)[b] + [has_xn] XN^(k)[u,b] tau~[i]^(k)[a].
-/// Summed into `out` (rL, nU, rR1) through `open`, or written per probe into `per_probe` rows row0 + s.
+/// Written per probe into rows row0 + s of a per-probe result (the summed result is assemble_tt_summed).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 struct TtAssembly {
   Jet4<Scalar const, MemorySpace> mn, px, xn;
@@ -85,66 +81,6 @@ struct TtAssembly {
     }
   }
 
-  void summed(ExecutionSpace const& space, Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace> out,
-              Jet3<Scalar, MemorySpace> open, std::size_t s0, std::size_t block, std::size_t n_probes) const {
-    int const rows = int(mn.extent(0));
-    int const na = int(out.extent(0)), nu = int(out.extent(1)), nb = int(out.extent(2));
-    auto self = *this;
-    if constexpr (assemble_by_rows<ExecutionSpace>()) {
-      // One thread per tile (a, u0..u0+tile_u, b0..b0+tile_b): the tile's accumulators stay in registers/L1 while
-      // the probes stream by, and every probe's data for the tile is read once.
-      int const tiles_u = (nu + tile_u - 1) / tile_u, tiles_b = (nb + tile_b - 1) / tile_b;
-      Kokkos::parallel_for(
-          "t3k::probe_derivatives_transpose::assemble_tt_tiles",
-          Kokkos::RangePolicy<ExecutionSpace>(space, 0, na * tiles_u * tiles_b), KOKKOS_LAMBDA(int tile) {
-            int const a = tile / (tiles_u * tiles_b);
-            int const u0 = ((tile / tiles_b) % tiles_u) * tile_u;
-            int const b0 = (tile % tiles_b) * tile_b;
-            int const wu = nu - u0 < tile_u ? nu - u0 : tile_u;
-            int const wb = nb - b0 < tile_b ? nb - b0 : tile_b;
-            Scalar acc[tile_u][tile_b], result[tile_u][tile_b], term[tile_u][tile_b];
-            for (int x = 0; x < wu; ++x)
-              for (int q = 0; q < wb; ++q) {
-                acc[x][q] = open(a, u0 + x, b0 + q);
-                result[x][q] = out(a, u0 + x, b0 + q);
-              }
-            for (int s = 0; s < rows; ++s) {
-              self.tile_contribution(s, a, u0, wu, b0, wb, term);
-              bool const closes = closes_block(s0 + std::size_t(s), block, n_probes);
-              for (int x = 0; x < wu; ++x)
-                for (int q = 0; q < wb; ++q) {
-                  acc[x][q] += term[x][q];
-                  if (closes) {
-                    result[x][q] += acc[x][q];
-                    acc[x][q] = 0;
-                  }
-                }
-            }
-            for (int x = 0; x < wu; ++x)
-              for (int q = 0; q < wb; ++q) {
-                out(a, u0 + x, b0 + q) = result[x][q];
-                open(a, u0 + x, b0 + q) = acc[x][q];
-              }
-          });
-      return;
-    }
-    Kokkos::parallel_for(
-        "t3k::probe_derivatives_transpose::assemble_tt", Policy3<ExecutionSpace>(space, {0, 0, 0}, {na, nu, nb}),
-        KOKKOS_LAMBDA(int a, int u, int b) {
-          Scalar acc = open(a, u, b);
-          Scalar result = out(a, u, b);
-          for (int s = 0; s < rows; ++s) {
-            acc += self.contribution(s, a, u, b);
-            if (closes_block(s0 + std::size_t(s), block, n_probes)) {
-              result += acc;
-              acc = 0;
-            }
-          }
-          out(a, u, b) = result;
-          open(a, u, b) = acc;
-        });
-  }
-
   void per_probe(ExecutionSpace const& space, Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace> out,
                  std::size_t row0) const {
     int const rows = int(mn.extent(0));
@@ -178,6 +114,64 @@ struct TtAssembly {
         });
   }
 };
+
+/// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over
+/// the (probe, order) axis of each block of reduction_block_size probes, blocks in order:
+///   H~[(a,u), b] += sum_{s,m} Q^(m)[a,u] nu[i+1]^(m)[b]            (Q^(m)[a,u] = sum_l mu^(l)[a] deta~^(l+m)[u])
+///                 + [has_px] sum_{s,k} PX^(k)[a,u] sigma~[i+1]^(k)[b]
+///   H~[a, (u,b)] += [has_xn] sum_{s,k} tau~[i]^(k)[a] XN^(k)[u,b]
+/// The first line is the MN deta~ term of SPEC.md with the order sum regrouped: sum_k sum_{l<=k} mu^(l) nu^(k-l)
+/// deta~^(k) = sum_m (sum_l mu^(l) deta~^(l+m)) nu^(m); so regrouped, all three terms write H~ in its own layout
+/// and need no transposed copy. `rows` (the extent of every jet) are a chunk's probes, starting on a block.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
+void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet4<Scalar const, MemorySpace> q,
+                        Jet3<Scalar const, MemorySpace> nu_next, Jet4<Scalar const, MemorySpace> px,
+                        Jet3<Scalar const, MemorySpace> sigma, Jet4<Scalar const, MemorySpace> xn,
+                        Jet3<Scalar const, MemorySpace> tau, bool has_px, bool has_xn) {
+  static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "H~ must be contiguous");
+  using MatrixC = Matrix<Scalar const, MemorySpace>;
+  std::size_t const rows = q.extent(0), k1 = q.extent(1);
+  std::size_t const na = out.extent(0), nu = out.extent(1), nb = out.extent(2);
+  Matrix<Scalar, MemorySpace> const au_b(out.data(), na * nu, nb), a_ub(out.data(), na, nu * nb);
+  char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
+  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+    std::size_t const m = min_of(reduction_block_size, rows - s) * k1;
+    std::size_t const row = s * k1;
+    matrix_product(space, label, Op::transpose, MatrixC(q.data() + row * na * nu, m, na * nu), Op::none,
+                   MatrixC(nu_next.data() + row * nb, m, nb), au_b, true);
+    if (has_px) {
+      matrix_product(space, label, Op::transpose, MatrixC(px.data() + row * na * nu, m, na * nu), Op::none,
+                     MatrixC(sigma.data() + row * nb, m, nb), au_b, true);
+    }
+    if (has_xn) {
+      matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
+                     MatrixC(xn.data() + row * nu * nb, m, nu * nb), a_ub, true);
+    }
+  }
+}
+
+/// V~ (nO, N) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over the
+/// (probe, order) axis of each block of reduction_block_size probes, blocks in order:
+///   V~ += sum_{s,k} eta^(k) (x) r^(k) + sum_{s,m} dxi~^(m) (x) omega^(m)
+/// with the chunk's residuals and probe pairs packed into contiguous jets `resid` (rows, K1, N), `omega` (rows, Kl, N).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
+void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet3<Scalar const, MemorySpace> eta,
+                            Jet3<Scalar const, MemorySpace> resid, Jet3<Scalar const, MemorySpace> dxi,
+                            Jet3<Scalar const, MemorySpace> omega) {
+  static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "V~ must be contiguous");
+  using MatrixC = Matrix<Scalar const, MemorySpace>;
+  std::size_t const rows = eta.extent(0), k1 = eta.extent(1), kl = dxi.extent(1);
+  std::size_t const no = out.extent(0), nj = out.extent(1);
+  Matrix<Scalar, MemorySpace> const v(out.data(), no, nj);
+  char const* label = "t3k::probe_derivatives_transpose::assemble_tucker";
+  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+    std::size_t const block = min_of(reduction_block_size, rows - s);
+    matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
+                   MatrixC(resid.data() + s * k1 * nj, block * k1, nj), v, true);
+    matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
+                   MatrixC(omega.data() + s * kl * nj, block * kl, nj), v, true);
+  }
+}
 
 /// V~[o,j] contributions of one chunk: sum_{k<K1} eta^(k)[o] r^(k)[j] + sum_{m<Kl} dxi~^(m)[o] omega^(m)[j].
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
@@ -214,59 +208,6 @@ struct TuckerAssembly {
       Scalar const d1 = dxi(s, 1, o);
       for (int q = 0; q < width; ++q) term[q] += d1 * p(row, j0 + q);
     }
-  }
-
-  void summed(ExecutionSpace const& space, Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace> out,
-              Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> open,
-              std::size_t block, std::size_t n_probes) const {
-    int const rows = int(eta.extent(0));
-    int const no = int(out.extent(0)), nj = int(out.extent(1));
-    auto self = *this;
-    std::size_t const first = s0;
-    if constexpr (assemble_by_rows<ExecutionSpace>()) {
-      Kokkos::parallel_for(
-          "t3k::probe_derivatives_transpose::assemble_tucker_rows", Kokkos::RangePolicy<ExecutionSpace>(space, 0, no),
-          KOKKOS_LAMBDA(int o) {
-            for (int j0 = 0; j0 < nj; j0 += assembly_strip) {
-              int const width = nj - j0 < assembly_strip ? nj - j0 : assembly_strip;
-              Scalar acc[assembly_strip], result[assembly_strip], term[assembly_strip];
-              for (int q = 0; q < width; ++q) {
-                acc[q] = open(o, j0 + q);
-                result[q] = out(o, j0 + q);
-              }
-              for (int s = 0; s < rows; ++s) {
-                self.strip_contribution(s, o, j0, width, term);
-                for (int q = 0; q < width; ++q) acc[q] += term[q];
-                if (closes_block(first + std::size_t(s), block, n_probes)) {
-                  for (int q = 0; q < width; ++q) {
-                    result[q] += acc[q];
-                    acc[q] = 0;
-                  }
-                }
-              }
-              for (int q = 0; q < width; ++q) {
-                out(o, j0 + q) = result[q];
-                open(o, j0 + q) = acc[q];
-              }
-            }
-          });
-      return;
-    }
-    Kokkos::parallel_for(
-        "t3k::probe_derivatives_transpose::assemble_tucker", Policy2<ExecutionSpace>(space, {0, 0}, {no, nj}),
-        KOKKOS_LAMBDA(int o, int j) {
-          Scalar acc = open(o, j);
-          Scalar result = out(o, j);
-          for (int s = 0; s < rows; ++s) {
-            acc += self.contribution(s, o, j);
-            if (closes_block(first + std::size_t(s), block, n_probes)) {
-              result += acc;
-              acc = 0;
-            }
-          }
-          out(o, j) = result;
-          open(o, j) = acc;
-        });
   }
 
   void per_probe(ExecutionSpace const& space, Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace> out,

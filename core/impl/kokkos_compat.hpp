@@ -3,6 +3,9 @@
 /// Every difference between Kokkos 3.4 (Debian) and Kokkos 4.x lives here, each tagged for removal.
 
 #include <Kokkos_Core.hpp>
+#ifdef T3K_HAVE_KOKKOSKERNELS
+#include <KokkosBlas3_gemm.hpp>
+#endif
 
 #include <string>
 
@@ -45,6 +48,23 @@ class ProfilingRegion {
   ProfilingRegion(ProfilingRegion const&) = delete;
   ProfilingRegion& operator=(ProfilingRegion const&) = delete;
 };
+
+#ifdef T3K_HAVE_KOKKOSKERNELS
+/// KokkosBlas::gemm on the instance `space` where Kokkos Kernels takes one (4.1 and later); before that on the
+/// Views' default instance, which on host backends is the same serial order of work.
+/// FIXME_KOKKOS3: remove when Kokkos Kernels >= 4.1 is required (call KokkosBlas::gemm(space, ...) directly).
+template <class ExecutionSpace, class AView, class BView, class CView>
+void kokkos_blas_gemm(ExecutionSpace const& space, char const* trans_a, char const* trans_b,
+                      typename AView::const_value_type& alpha, AView const& a, BView const& b,
+                      typename CView::const_value_type& beta, CView const& c) {
+#if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
+  KokkosBlas::gemm(space, trans_a, trans_b, alpha, a, b, beta, c);
+#else
+  (void)space;
+  KokkosBlas::gemm(trans_a, trans_b, alpha, a, b, beta, c);
+#endif
+}
+#endif
 
 }  // namespace impl
 }  // namespace t3k

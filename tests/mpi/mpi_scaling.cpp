@@ -75,7 +75,7 @@ void strong_scaling(int world_rank, int world_size, Shape const& sh, std::size_t
       t3k::Communicator comm(sub_comm);
       auto problem = t3k::make_planted_problem(space, comm, truth, w, sh.order, 0.0, 3);
       std::size_t const w_local = problem.n_probes();
-      std::size_t const chunk = t3k::estimate_chunk_size(sh.big_n, sh.n, sh.r, sh.order, w_local, 1, 1);
+      std::size_t const chunk = t3k::automatic_chunk_size<Space>(sh.big_n, sh.n, sh.r, sh.order, w_local, 1, 1);
       t3k::TransposeOptions const o{true, t3k::ChunkSize::automatic()};
       std::int64_t peak = 0;
       {

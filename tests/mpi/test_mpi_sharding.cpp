@@ -367,20 +367,20 @@ void adam_fit_is_the_single_process_fit() {
 
 // The per-rank peak bytes that J^T allocates (measured by the Kokkos allocation hooks) with chunk auto are the
 // memory model's prediction at this rank's rows, and so shrink with the number of ranks: the largest rank's peak is
-// the model at W_local = ceil(W / P) with estimate_chunk_size(..., n_shards = P).
+// the model at W_local = ceil(W / P) with automatic_chunk_size(..., n_shards = P).
 void transpose_peak_memory_per_rank_is_the_model_at_local_rows() {
   Space space;
   auto const comm = world();
   std::vector<std::size_t> const big_n{6, 7, 5, 6}, n{3, 4, 3, 3}, r{1, 3, 6, 3, 1};
-  std::size_t const order = 2, w = 2400;  // chunks 448, 224, 128 on 1, 2, 3 ranks
+  std::size_t const order = 2, w = 2400;
   auto truth = t3k::random_t3<S>(space, big_n, n, r, 61);
   auto part = t3k::make_planted_problem(space, comm, truth, w, order, 0.0, 62);
   auto frame = t3k::orthogonal_frame(space, t3k::random_t3<S>(space, big_n, n, r, 63));
   std::size_t const w_local = part.n_probes();
   auto const model = t3k::transpose_memory_model(big_n, n, r, order);
-  std::size_t const chunk_local = t3k::estimate_chunk_size(big_n, n, r, order, w_local, 1, 1);
-  std::size_t const chunk_p = t3k::estimate_chunk_size(big_n, n, r, order, w, 1, std::size_t(comm.size()));
-  std::size_t const chunk_1 = t3k::estimate_chunk_size(big_n, n, r, order, w, 1, 1);
+  std::size_t const chunk_local = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w_local, 1, 1);
+  std::size_t const chunk_p = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w, 1, std::size_t(comm.size()));
+  std::size_t const chunk_1 = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w, 1, 1);
   if (comm.rank_index() == 0) {
     EXPECT_EQ(chunk_local, chunk_p);  // rank 0 holds ceil(W / P) rows
   }

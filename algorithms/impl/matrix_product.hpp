@@ -1,0 +1,77 @@
+#pragma once
+/// \file matrix_product.hpp
+/// Dense matrix products C [+]= op(A) op(B) of contiguous LayoutRight matrices: the core contractions of the probe
+/// sweeps and the gradient assembly of J^T (SPEC.md sections 3, 7, 8) run here. Not API.
+///
+/// With Kokkos Kernels the product is KokkosBlas::gemm, which on host Views calls the BLAS TPL (OpenBLAS when
+/// Kokkos Kernels was configured with it, as scripts/setup.sh does; Debian's prebuilt Kokkos Kernels has it too)
+/// and on CUDA/HIP cuBLAS/rocBLAS or Kokkos Kernels' own kernels. Without Kokkos Kernels a plain kernel computes
+/// each entry as one sequential sum. Both are deterministic: the same call on the same shapes gives the same bits,
+/// which is all that the chunk-invariance of J^T asks of them (callers fix the shapes by probe blocks).
+
+#include "core/error.hpp"
+#include "core/impl/kokkos_compat.hpp"
+
+#include <cstddef>
+
+namespace t3k {
+namespace impl {
+
+template <class Scalar, class MemorySpace>
+using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// A core or any contiguous array seen as a (rows x cols) matrix.
+template <class Scalar, class MemorySpace>
+Matrix<Scalar const, MemorySpace> as_matrix(Scalar const* data, std::size_t rows, std::size_t cols) {
+  return Matrix<Scalar const, MemorySpace>(data, rows, cols);
+}
+
+/// Whether a factor of a product enters as stored or transposed.
+enum class Op { none, transpose };
+
+/// C [+]= op(A) op(B) by a plain kernel: each entry of C is one sequential sum over the inner index, from zero. The
+/// fallback when Kokkos Kernels is absent, and the independent reference its tests compare KokkosBlas::gemm with.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op_a, Matrix<Scalar const, MemorySpace> a,
+                           Op op_b, Matrix<Scalar const, MemorySpace> b, Matrix<Scalar, MemorySpace> c,
+                           bool accumulate) {
+  int const m = int(c.extent(0));
+  int const n = int(c.extent(1));
+  int const inner = int(op_a == Op::none ? a.extent(1) : a.extent(0));
+  bool const ta = op_a == Op::transpose, tb = op_b == Op::transpose;
+  if (m == 0 || n == 0) return;
+  Kokkos::parallel_for(
+      label, Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>, Kokkos::IndexType<int>>(space, {0, 0}, {m, n}),
+      KOKKOS_LAMBDA(int i, int j) {
+        Scalar acc = 0;
+        for (int p = 0; p < inner; ++p) acc += (ta ? a(p, i) : a(i, p)) * (tb ? b(j, p) : b(p, j));
+        c(i, j) = accumulate ? c(i, j) + acc : acc;
+      });
+}
+
+/// C [+]= op(A) op(B) (accumulate: C += ..., else C = ...). Shapes are the caller's invariant (checked in debug
+/// builds only). An empty inner dimension gives C = 0 (or leaves C as it is when accumulating).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void matrix_product(ExecutionSpace const& space, char const* label, Op op_a, Matrix<Scalar const, MemorySpace> a,
+                    Op op_b, Matrix<Scalar const, MemorySpace> b, Matrix<Scalar, MemorySpace> c, bool accumulate) {
+  std::size_t const inner = op_a == Op::none ? a.extent(1) : a.extent(0);
+  T3K_DEBUG_ASSERT((op_a == Op::none ? a.extent(0) : a.extent(1)) == c.extent(0));
+  T3K_DEBUG_ASSERT((op_b == Op::none ? b.extent(0) : b.extent(1)) == inner);
+  T3K_DEBUG_ASSERT((op_b == Op::none ? b.extent(1) : b.extent(0)) == c.extent(1));
+  if (c.extent(0) == 0 || c.extent(1) == 0) return;
+  if (inner == 0) {
+    // Kokkos Kernels returns early on an empty inner dimension without applying beta.
+    if (!accumulate) Kokkos::deep_copy(space, c, Scalar(0));
+    return;
+  }
+#ifdef T3K_HAVE_KOKKOSKERNELS
+  (void)label;
+  kokkos_blas_gemm(space, op_a == Op::none ? "N" : "T", op_b == Op::none ? "N" : "T", Scalar(1), a, b,
+                   accumulate ? Scalar(1) : Scalar(0), c);
+#else
+  matrix_product_kernel(space, label, op_a, a, op_b, b, c, accumulate);
+#endif
+}
+
+}  // namespace impl
+}  // namespace t3k
