@@ -3,7 +3,10 @@
 
 #include "drivers/fit_command.hpp"
 
+#include "drivers/collective.hpp"
 #include "drivers/hdf5_io.hpp"
+
+#include "core/error.hpp"
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -36,13 +39,15 @@ bool starts_with(std::string const& s, char const* prefix) { return s.rfind(pref
 
 }  // namespace
 
-int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_args) {
+int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_args, Communicator const& comm) {
+  bool const root = comm.rank_index() == 0;  // prints once
   Config config;
   try {
-    config = load_config(options.config);
-  } catch (ConfigError const& e) {
-    std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
-    return 2;
+    // Every rank reads the configuration (a file every rank must see, like the data file).
+    cli::collectively(comm, exit_code_of, [&] { config = load_config(options.config); });
+  } catch (std::exception const& e) {
+    if (root) std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
+    return exit_code_of(e);
   }
 
   // The configuration's Kokkos settings, unless the command line gives them.
@@ -69,20 +74,29 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
 
   Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
   try {
-    return run_fit(config, options.run);
-  } catch (ConfigError const& e) {
-    std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
-    return 2;
-  } catch (FitUsageError const& e) {
-    std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
-    return 2;
-  } catch (FitStopped const& e) {
-    std::fprintf(stderr, "t3k fit: %s\n", e.what());
-    return 3;
+    return run_fit(config, options.run, comm);
   } catch (std::exception const& e) {
-    // FitRuntimeError, io::FileError on an output, and anything unexpected.
-    std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
-    return 1;
+    int const code = exit_code_of(e);
+    // With several ranks, run_fit throws on every rank alike (CollectiveError for what may fail on one rank, the
+    // others from replicated decisions or the library's collective checks). Any other exception failed on this
+    // rank alone while the others may wait in a collective call: MPI_Abort ends them.
+    bool const on_every_rank =
+        dynamic_cast<cli::CollectiveError const*>(&e) != nullptr || dynamic_cast<ConfigError const*>(&e) != nullptr ||
+        dynamic_cast<FitUsageError const*>(&e) != nullptr || dynamic_cast<FitRuntimeError const*>(&e) != nullptr ||
+        dynamic_cast<FitStopped const*>(&e) != nullptr || dynamic_cast<InvalidArgument const*>(&e) != nullptr ||
+        dynamic_cast<DimensionMismatch const*>(&e) != nullptr;
+    if (root || !on_every_rank) {
+      std::string const where =
+          comm.size() > 1 && !on_every_rank ? "rank " + std::to_string(comm.rank_index()) + ": " : std::string();
+      // FitStopped is not an error: the run did what --stop-after asked.
+      if (code == 3) {
+        std::fprintf(stderr, "t3k fit: %s%s\n", where.c_str(), e.what());
+      } else {
+        std::fprintf(stderr, "t3k fit: error: %s%s\n", where.c_str(), e.what());
+      }
+    }
+    if (!on_every_rank) cli::abort_if_distributed(comm, code);
+    return code;
   }
 }
 

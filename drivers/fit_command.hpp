@@ -31,9 +31,12 @@ CLI::App* add_fit_command(CLI::App& app, FitCommandOptions& options);
 
 /// Runs `t3k fit`. Kokkos must not be initialized yet: it is initialized here, after the configuration is read,
 /// with `kokkos_args` (argv[0] and the --kokkos-* arguments of the command line) plus the configuration's
-/// kokkos.threads / kokkos.device unless the command line already sets them.
+/// kokkos.threads / kokkos.device unless the command line already sets them. With several ranks in `comm` (under
+/// mpirun) the probe set is sharded across them, rank 0 prints and writes, and every rank returns the same exit
+/// code; a failure on one rank alone that the others cannot learn of ends the run with MPI_Abort.
 /// \return the exit code.
-int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_args);
+int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_args,
+                    Communicator const& comm = Communicator());
 
 }  // namespace fit
 }  // namespace t3k

@@ -4,6 +4,7 @@
 
 #include "drivers/fit_run.hpp"
 
+#include "drivers/collective.hpp"
 #include "drivers/hdf5_io.hpp"
 
 #include "algorithms/random_t3.hpp"
@@ -256,32 +257,41 @@ auto reading(Config const& config, std::string const& key, F&& f) -> decltype(f(
   }
 }
 
-Problem load_data_problem(Config const& config, Space const& space) {
+/// This rank's rows of the data problem (all rows with one rank): every array's full shape is checked, only the
+/// rows of this rank are read (hyperslabs), and its weights are checked by this rank.
+Problem load_data_problem(Config const& config, Space const& space, Communicator const& comm) {
   auto const& data = config.data;
   std::string const key = "problem.data.file";
   return reading(config, key, [&] {
     io::Reader in(data.resolved_file);
-    auto const probes = in.read_probes();
+    auto const probes = in.read_probes({}, [&comm](std::size_t n_rows) { return comm.shard_range(n_rows); });
     std::vector<std::size_t> shapes;
     for (auto const& w : probes.w) shapes.push_back(w.extent(1));
-    std::size_t const w = probes.n_probes();
+    std::size_t const w = probes.n_file_probes();
+    ShardRange const rows{probes.first_row, probes.first_row + probes.n_probes()};
     if (!in.exists("/jets")) {
       throw io::FileError(data.resolved_file + ": /jets (the target jets) is missing");
     }
-    auto const jets = in.read_jets("/jets", shapes, w, io::any_extent);
+    auto const jets = in.read_jets("/jets", shapes, w, io::any_extent, rows);
     std::size_t const k = jets[0].extent(1) - 1;
     if (probes.order && *probes.order != k) {
       throw io::FileError(data.resolved_file + ": attribute order of /probes is " + std::to_string(*probes.order) +
                           " but /jets/0 has K+1 = " + std::to_string(k + 1) + " orders");
     }
     if (data.order && *data.order != k) {
+      std::vector<std::size_t> jet_shape = impl::view_shape(jets[0]);
+      jet_shape[0] = w;  // the file's shape, not this rank's rows
       throw config.error_at("problem.data.order", "is " + std::to_string(*data.order) + " but " + data.resolved_file +
                                                       " holds jets of order K = " + std::to_string(k) +
-                                                      " (/jets/0 has shape " + shape_text(impl::view_shape(jets[0])) +
-                                                      ")");
+                                                      " (/jets/0 has shape " + shape_text(jet_shape) + ")");
     }
     Problem p;
     p.order = k;
+    if (comm.size() > 1) {
+      p.comm = comm;
+      p.global_offset = rows.begin;
+      p.global_probes = w;
+    }
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       p.ww.push_back(to_device(probes.w[i]));
       p.pp.push_back(to_device(probes.p[i]));
@@ -291,7 +301,8 @@ Problem load_data_problem(Config const& config, Space const& space) {
       std::vector<std::size_t> shape;
       std::vector<double> weights;
       try {
-        weights = in.read_raw(data.weights, shape);
+        shape = in.dataset_shape(data.weights);
+        if (shape == std::vector<std::size_t>{w}) weights = in.read_rows(data.weights, rows, shape);
       } catch (io::FileError const& e) {
         throw config.error_at("problem.data.weights", e.what());
       }
@@ -300,15 +311,16 @@ Problem load_data_problem(Config const& config, Space const& space) {
                                                           shape_text(shape) + ", expected [" + std::to_string(w) +
                                                           "] (one weight per probe)");
       }
-      for (std::size_t s = 0; s < w; ++s) {
+      std::size_t const local = rows.size();
+      for (std::size_t s = 0; s < local; ++s) {
         if (!(weights[s] >= 0) || !std::isfinite(weights[s])) {
-          throw config.error_at("problem.data.weights", data.resolved_file + ": " + data.weights + "[" +
-                                                            std::to_string(s) + "] is " + std::to_string(weights[s]) +
-                                                            "; weights must be finite and >= 0");
+          throw config.error_at("problem.data.weights",
+                                data.resolved_file + ": " + data.weights + "[" + std::to_string(rows.begin + s) +
+                                    "] is " + std::to_string(weights[s]) + "; weights must be finite and >= 0");
         }
       }
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(weights.data(), w);
-      Kokkos::View<double*, Mem> d("t3k::fit::weights", w);
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(weights.data(), local);
+      Kokkos::View<double*, Mem> d("t3k::fit::weights", local);
       Kokkos::deep_copy(d, h);
       p.weights = d;
     }
@@ -340,24 +352,30 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-Setup build_setup(Config const& config, Space const& space) {
+/// The problem (this rank's rows of it) and the initial model. Reading files runs inside `collectively`; the
+/// synthetic problem is collective (its noise level is a sum over ranks) and needs no such guard: it depends only
+/// on the validated configuration, which every rank holds alike.
+Setup build_setup(Config const& config, Space const& space, Communicator const& comm) {
   Setup s;
   DeviceT3 truth;
   if (config.source == ProblemSource::synthetic) {
     auto const& syn = config.synthetic;
     truth = random_t3<double>(space, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, syn.seed);
-    s.problem = make_planted_problem(space, truth, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
+    // Sharded by seed: each rank draws only its rows of the very probe set one process would draw.
+    s.problem = make_planted_problem(space, comm, truth, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
     s.mode_shapes = syn.mode_shapes;
     s.description = "synthetic: planted random T3, N = " + shape_text(syn.mode_shapes) +
                     ", n = " + shape_text(syn.tucker_ranks) + ", r = " + shape_text(syn.tt_ranks) +
                     ", W = " + std::to_string(syn.n_probes) + ", K = " + std::to_string(syn.order) +
                     format(", noise %g, seed %" PRIu64, syn.noise, syn.seed);
   } else {
-    s.problem = load_data_problem(config, space);
-    for (auto const& w : s.problem.ww) s.mode_shapes.push_back(w.extent(1));
-    check_model_ranks(config, s.mode_shapes);
+    cli::collectively(comm, exit_code_of, [&] {
+      s.problem = load_data_problem(config, space, comm);
+      for (auto const& w : s.problem.ww) s.mode_shapes.push_back(w.extent(1));
+      check_model_ranks(config, s.mode_shapes);
+    });
     s.description = "data: " + config.data.resolved_file + ", N = " + shape_text(s.mode_shapes) +
-                    ", W = " + std::to_string(s.problem.n_probes()) + ", K = " + std::to_string(s.problem.order);
+                    ", W = " + std::to_string(s.problem.n_global_probes()) + ", K = " + std::to_string(s.problem.order);
   }
   auto const& m = config.model;
   switch (m.init) {
@@ -369,19 +387,22 @@ Setup build_setup(Config const& config, Space const& space) {
       break;
     }
     case InitKind::file: {
-      auto const host = reading(config, "model.init.file", [&] { return io::Reader(m.resolved_file).read_t3(); });
-      if (host.mode_shapes() != s.mode_shapes) {
-        throw config.error_at("model.init.file", m.resolved_file + ": the T3 has mode shapes " +
-                                                     shape_text(host.mode_shapes()) + " but the problem has " +
-                                                     shape_text(s.mode_shapes));
-      }
-      if (m.tucker_ranks && (*m.tucker_ranks != host.tucker_ranks() || *m.tt_ranks != host.tt_ranks())) {
-        throw config.error_at("model.tucker_ranks",
-                              "the ranks " + shape_text(*m.tucker_ranks) + " / " + shape_text(*m.tt_ranks) +
-                                  " disagree with " + m.resolved_file + " (" + shape_text(host.tucker_ranks()) + " / " +
-                                  shape_text(host.tt_ranks()) + "); leave them out to take the file's");
-      }
-      s.x0 = copy_t3_to<Mem>(space, host);
+      // Every rank reads the initial T3 (read-only): the same bits everywhere.
+      cli::collectively(comm, exit_code_of, [&] {
+        auto const host = reading(config, "model.init.file", [&] { return io::Reader(m.resolved_file).read_t3(); });
+        if (host.mode_shapes() != s.mode_shapes) {
+          throw config.error_at("model.init.file", m.resolved_file + ": the T3 has mode shapes " +
+                                                       shape_text(host.mode_shapes()) + " but the problem has " +
+                                                       shape_text(s.mode_shapes));
+        }
+        if (m.tucker_ranks && (*m.tucker_ranks != host.tucker_ranks() || *m.tt_ranks != host.tt_ranks())) {
+          throw config.error_at("model.tucker_ranks",
+                                "the ranks " + shape_text(*m.tucker_ranks) + " / " + shape_text(*m.tt_ranks) +
+                                    " disagree with " + m.resolved_file + " (" + shape_text(host.tucker_ranks()) +
+                                    " / " + shape_text(host.tt_ranks()) + "); leave them out to take the file's");
+        }
+        s.x0 = copy_t3_to<Mem>(space, host);
+      });
       break;
     }
     case InitKind::truth_perturbation:
@@ -540,9 +561,9 @@ Result run_optimizer(Config const& config, Space const& space, Problem const& pr
                      : it->second == "cosine"     ? StepSchedule::cosine
                                                   : StepSchedule::constant;
     }
-    if (opt.batch_size > problem.n_probes()) {
+    if (opt.batch_size > problem.n_global_probes()) {
       throw config.error_at("optimizer.batch_size", "is out of range: larger than the number of probes W = " +
-                                                        std::to_string(problem.n_probes()));
+                                                        std::to_string(problem.n_global_probes()));
     }
     return mc_sgd(space, problem, x0, opt, control);
   }
@@ -554,9 +575,9 @@ Result run_optimizer(Config const& config, Space const& space, Problem const& pr
   set_number(o, "beta2", opt.beta2);
   set_number(o, "epsilon", opt.epsilon);
   set_number(o, "eval_every", opt.eval_every);
-  if (opt.batch_size > problem.n_probes()) {
+  if (opt.batch_size > problem.n_global_probes()) {
     throw config.error_at("optimizer.batch_size", "is out of range: larger than the number of probes W = " +
-                                                      std::to_string(problem.n_probes()));
+                                                      std::to_string(problem.n_global_probes()));
   }
   return adam(space, problem, x0, opt, control);
 }
@@ -609,6 +630,7 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out << YAML::Key << "execution_space" << YAML::Value << Space::name();
   out << YAML::Key << "memory_space" << YAML::Value << Mem::name();
   out << YAML::Key << "concurrency" << YAML::Value << Space().concurrency();
+  out << YAML::Key << "mpi_ranks" << YAML::Value << setup.problem.comm.size();
   out << YAML::EndMap;
   out << YAML::Key << "config_file" << YAML::Value << fs::absolute(config.file).lexically_normal().string();
   out << YAML::Key << "config" << YAML::Value << YAML::Load(config.to_yaml());
@@ -617,7 +639,7 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out << YAML::Key << "description" << YAML::Value << setup.description;
   out << YAML::Key << "mode_shapes" << YAML::Value;
   emit_list(out, setup.mode_shapes);
-  out << YAML::Key << "n_probes" << YAML::Value << setup.problem.n_probes();
+  out << YAML::Key << "n_probes" << YAML::Value << setup.problem.n_global_probes();
   out << YAML::Key << "order" << YAML::Value << setup.problem.order;
   out << YAML::EndMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
@@ -774,59 +796,82 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
 
 // ----------------------------------------------------------------------------------------------------- run
 
-int run_fit(Config const& config, RunOptions const& options) {
+int exit_code_of(std::exception const& e) {
+  if (auto const* collective = dynamic_cast<cli::CollectiveError const*>(&e)) return collective->exit_code();
+  if (dynamic_cast<ConfigError const*>(&e) != nullptr || dynamic_cast<FitUsageError const*>(&e) != nullptr) return 2;
+  if (dynamic_cast<FitStopped const*>(&e) != nullptr) return 3;
+  return 1;
+}
+
+// With several ranks every step that may fail on some ranks only (reading files, rank 0 writing) runs inside
+// cli::collectively, so that every rank throws the same exception; the rest is replicated and fails alike.
+int run_fit(Config const& config, RunOptions const& options, Communicator const& comm) {
   auto const t_start = Clock::now();
+  bool const root = comm.rank_index() == 0;  // prints and writes the run directory
   std::string const dir = config.output.resolved_directory;
   std::string const checkpoint_path = (fs::path(dir) / RunFiles::checkpoint).string();
-  {
+  cli::collectively(comm, exit_code_of, [&] {
+    if (!root) return;
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {
       throw config.error_at("output.directory",
                             "cannot create the run directory " + dir + (ec ? ": " + ec.message() : std::string()));
     }
-  }
+  });
   LoadedCheckpoint resume;
+  // Every rank reads the checkpoint (read-only, so the run directory must be visible to every rank): the same bits
+  // on every rank, as replicated optimizer state must be.
   if (options.resume) {
-    if (!fs::exists(checkpoint_path)) {
-      throw FitUsageError("--resume: there is no checkpoint " + checkpoint_path +
-                          " (set output.checkpoint_every to write checkpoints)");
-    }
-    try {
-      resume = read_checkpoint(checkpoint_path);
-    } catch (io::FileError const& e) {
-      throw FitUsageError(std::string("--resume: cannot read the checkpoint: ") + e.what());
-    }
-    if (resume.fingerprint != config.fingerprint()) {
-      throw FitUsageError("--resume: " + checkpoint_path +
-                          " was written for a different configuration (problem, model, optimizer keys other than "
-                          "max_iterations and tolerances, or chunk_size differ)");
-    }
+    cli::collectively(comm, exit_code_of, [&] {
+      if (!fs::exists(checkpoint_path)) {
+        throw FitUsageError("--resume: there is no checkpoint " + checkpoint_path +
+                            " (set output.checkpoint_every to write checkpoints)");
+      }
+      try {
+        resume = read_checkpoint(checkpoint_path);
+      } catch (io::FileError const& e) {
+        throw FitUsageError(std::string("--resume: cannot read the checkpoint: ") + e.what());
+      }
+      if (resume.fingerprint != config.fingerprint()) {
+        throw FitUsageError("--resume: " + checkpoint_path +
+                            " was written for a different configuration (problem, model, optimizer keys other than "
+                            "max_iterations and tolerances, or chunk_size differ)");
+      }
+    });
   }
 
   AllocationTracker tracker;
   Space space;
-  Setup setup = build_setup(config, space);
+  Setup setup = build_setup(config, space, comm);
   if (options.resume && resume.checkpoint.x.mode_shapes() != setup.mode_shapes) {
     throw FitUsageError("--resume: the checkpoint's T3 has mode shapes " +
                         shape_text(resume.checkpoint.x.mode_shapes()) + " but the problem has " +
                         shape_text(setup.mode_shapes));
   }
   double const t_setup = seconds_since(t_start);
-  if (!options.quiet) {
+  if (!options.quiet && root) {
     std::printf("t3k fit: %s\n", setup.description.c_str());
-    std::printf("t3k fit: optimizer %s, max_iterations %zu, chunk_size %s, %s with concurrency %d\n",
+    std::printf("t3k fit: optimizer %s, max_iterations %zu, chunk_size %s, %s with concurrency %d%s\n",
                 config.optimizer.name.c_str(), config.optimizer.max_iterations, config.chunk_size.c_str(),
-                Space::name(), int(space.concurrency()));
+                Space::name(), int(space.concurrency()),
+                comm.size() > 1 ? format(" on each of %d MPI ranks", comm.size()).c_str() : "");
     if (options.resume) {
       std::printf("t3k fit: resuming from %s (iteration %zu)\n", checkpoint_path.c_str(), resume.checkpoint.iteration);
     }
     std::fflush(stdout);
   }
 
-  Progress progress(options, tracker);
+  // Only rank 0 reports; the records are the same on every rank (all but the elapsed time, which is rank 0's).
+  RunOptions reporting = options;
+  if (!root) {
+    reporting.quiet = true;
+    reporting.log_json.clear();
+  }
+  std::unique_ptr<Progress> progress;
+  cli::collectively(comm, exit_code_of, [&] { progress = std::make_unique<Progress>(reporting, tracker); });
   auto common = common_options(config);
-  common.callback = [&progress](IterationRecord const& r) { progress(r); };
+  common.callback = [&progress](IterationRecord const& r) { (*progress)(r); };
 
   Control control;
   std::size_t last_checkpoint = options.resume ? resume.checkpoint.iteration : 0;
@@ -840,7 +885,10 @@ int run_fit(Config const& config, RunOptions const& options) {
           !(std::isfinite(c.history.back().loss) && std::isfinite(c.history.back().gradient_norm))) {
         return;
       }
-      write_checkpoint(checkpoint_path, c, fingerprint);
+      // Every rank calls this at the same iteration; rank 0 writes, and a failure there ends every rank.
+      cli::collectively(comm, exit_code_of, [&] {
+        if (root) write_checkpoint(checkpoint_path, c, fingerprint);
+      });
       last_checkpoint = c.iteration;
       checkpointed = true;
       if (options.stop_after > 0 && c.iteration >= options.stop_after) {
@@ -867,36 +915,40 @@ int run_fit(Config const& config, RunOptions const& options) {
   }
 
   auto const t_out = Clock::now();
-  {
-    io::Writer w((fs::path(dir) / RunFiles::model).string());
-    w.write_t3(copy_t3_to<Kokkos::HostSpace>(space, result.x));
-    io::RootAttributes a;
-    a.d = std::int64_t(result.x.n_modes());
-    a.w = std::int64_t(setup.problem.n_probes());
-    a.k = std::int64_t(setup.problem.order);
-    w.write_root_attributes(a);
-    w.commit();
-  }
-  write_text_atomically((fs::path(dir) / RunFiles::history).string(), history_csv(result.history));
-  PlotSeries loss{"loss", {}, {}}, grad{"gradient norm", {}, {}};
-  for (auto const& r : result.history) {
-    loss.x.push_back(double(r.iteration));
-    loss.y.push_back(r.loss);
-    grad.x.push_back(double(r.iteration));
-    grad.y.push_back(r.gradient_norm);
-  }
-  write_text_atomically((fs::path(dir) / RunFiles::plot).string(),
-                        convergence_svg("t3k fit: " + config.optimizer.name, "iteration", {loss, grad}));
   Timings t;
-  t.setup = t_setup;
-  t.fit = fit_seconds;
-  t.output = seconds_since(t_out);
-  t.total = seconds_since(t_start);
-  write_text_atomically((fs::path(dir) / RunFiles::summary).string(),
-                        summary_yaml(config, setup, result, t, options.resume ? resume.checkpoint.iteration : 0,
-                                     tracker.peak(Mem::name()), checkpointed));
+  // Rank 0 writes the run directory; a failure there ends every rank with its exit code.
+  cli::collectively(comm, exit_code_of, [&] {
+    if (!root) return;
+    {
+      io::Writer w((fs::path(dir) / RunFiles::model).string());
+      w.write_t3(copy_t3_to<Kokkos::HostSpace>(space, result.x));
+      io::RootAttributes a;
+      a.d = std::int64_t(result.x.n_modes());
+      a.w = std::int64_t(setup.problem.n_global_probes());
+      a.k = std::int64_t(setup.problem.order);
+      w.write_root_attributes(a);
+      w.commit();
+    }
+    write_text_atomically((fs::path(dir) / RunFiles::history).string(), history_csv(result.history));
+    PlotSeries loss{"loss", {}, {}}, grad{"gradient norm", {}, {}};
+    for (auto const& r : result.history) {
+      loss.x.push_back(double(r.iteration));
+      loss.y.push_back(r.loss);
+      grad.x.push_back(double(r.iteration));
+      grad.y.push_back(r.gradient_norm);
+    }
+    write_text_atomically((fs::path(dir) / RunFiles::plot).string(),
+                          convergence_svg("t3k fit: " + config.optimizer.name, "iteration", {loss, grad}));
+    t.setup = t_setup;
+    t.fit = fit_seconds;
+    t.output = seconds_since(t_out);
+    t.total = seconds_since(t_start);
+    write_text_atomically((fs::path(dir) / RunFiles::summary).string(),
+                          summary_yaml(config, setup, result, t, options.resume ? resume.checkpoint.iteration : 0,
+                                       tracker.peak(Mem::name()), checkpointed));
+  });
 
-  if (!options.quiet) {
+  if (!options.quiet && root) {
     for (auto const& n : result.notes) std::printf("t3k fit: note: %s\n", n.c_str());
     std::printf(
         "t3k fit: %s after %zu iterations (%s): loss %.6e, relative residual %.3e, gradient norm %.3e, "

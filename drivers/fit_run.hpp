@@ -6,10 +6,18 @@
 ///
 /// Kokkos must be initialized before `run_fit` (the command initializes it after parsing the configuration, with
 /// the configured thread count).
+///
+/// Under MPI (SPEC.md section 16) every rank holds only its rows of the probe set: a synthetic problem is generated
+/// by seed, each rank drawing only its rows of the same global set; a data problem is read as this rank's
+/// hyperslab. The optimizer runs on every rank with the same iterates; rank 0 alone prints and writes the run
+/// directory and the checkpoints.
 
 #include "drivers/fit_config.hpp"
 
+#include "core/communicator.hpp"
+
 #include <cstddef>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,10 +63,16 @@ struct RunFiles {
   static constexpr char const* checkpoint = "checkpoint.h5";
 };
 
-/// Runs the fit and writes the run directory. Returns 0 when the outputs were written.
+/// Runs the fit and writes the run directory. Returns 0 when the outputs were written. With several ranks in
+/// `comm` it is collective, and every rank throws the same exception: failures that can happen on some ranks
+/// only (reading data, rank 0 writing) become t3k::cli::CollectiveError.
 /// **Throws:** ConfigError (data shapes that disagree with the configuration, exit 2), FitUsageError (exit 2),
-/// FitRuntimeError (exit 1), FitStopped (exit 3); t3k::io::FileError for outputs that cannot be written.
-int run_fit(Config const& config, RunOptions const& options);
+/// FitRuntimeError (exit 1), FitStopped (exit 3); t3k::io::FileError for outputs that cannot be written;
+/// t3k::cli::CollectiveError (its exit code) with several ranks.
+int run_fit(Config const& config, RunOptions const& options, Communicator const& comm = Communicator());
+
+/// The exit code of `t3k fit` for an exception (fit_command.hpp lists them).
+int exit_code_of(std::exception const& e);
 
 /// One point of a convergence curve (for the SVG writer).
 struct PlotSeries {

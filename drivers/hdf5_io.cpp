@@ -147,9 +147,20 @@ struct Reader::Impl {
     return std::vector<std::size_t>(dims.begin(), dims.begin() + rank);
   }
 
-  /// Reads `name` after checking it against `expected` (empty `expected`: any shape).
+  /// The shape of `name` after checking it against `expected` (empty `expected`: any shape), without reading it.
+  std::vector<std::size_t> checked_shape(std::string const& name, std::vector<std::size_t> const& expected) const {
+    Handle ds = open_dataset(name);
+    auto const shape = dataset_shape(ds.get(), name);
+    if (!expected.empty() && !shape_matches(shape, expected)) {
+      fail(name + " has shape " + impl::shape_string(shape) + ", expected " + expected_string(expected, shape));
+    }
+    return shape;
+  }
+
+  /// Reads `name` after checking it against `expected` (empty `expected`: any shape). With `rows`, only those rows
+  /// of axis 0 are read (a hyperslab: a shard never reads the rows of the others) and `shape` is the file's shape.
   std::vector<double> read(std::string const& name, std::vector<std::size_t> const* expected,
-                           std::vector<std::size_t>& shape) const {
+                           std::vector<std::size_t>& shape, ShardRange const* rows = nullptr) const {
     Handle ds = open_dataset(name);
     shape = dataset_shape(ds.get(), name);
     if (expected != nullptr && !shape_matches(shape, *expected)) {
@@ -158,19 +169,40 @@ struct Reader::Impl {
     Handle type(H5Dget_type(ds.get()), H5Tclose);
     H5T_class_t const cls = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
     if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(name + " is not a numeric dataset (expected float64)");
+    if (rows != nullptr && (shape.empty() || rows->begin > rows->end || rows->end > shape[0])) {
+      fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of ", name, " of shape ",
+                        impl::shape_string(shape)));
+    }
     std::size_t total = 1;
-    for (auto e : shape) total *= e;
+    for (std::size_t k = 0; k < shape.size(); ++k) total *= k == 0 && rows != nullptr ? rows->size() : shape[k];
     std::vector<double> data(total);
-    if (total > 0 && H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0) {
-      fail("cannot read dataset " + name);
+    if (total == 0) return data;
+    if (rows == nullptr) {
+      if (H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0) {
+        fail("cannot read dataset " + name);
+      }
+      return data;
+    }
+    std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
+    start[0] = rows->begin;
+    count[0] = rows->size();
+    Handle file_space(H5Dget_space(ds.get()), H5Sclose);
+    Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+    if (!file_space.valid() || !memory_space.valid() ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+        H5Dread(ds.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, data.data()) < 0) {
+      fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of dataset ", name));
     }
     return data;
   }
 
+  /// A View of `name` (checked against `expected`), or of its `rows` only.
   template <class ViewType>
-  ViewType read_view(std::string const& name, std::vector<std::size_t> const& expected) const {
+  ViewType read_view(std::string const& name, std::vector<std::size_t> const& expected,
+                     ShardRange const* rows = nullptr) const {
     std::vector<std::size_t> shape;
-    auto data = read(name, &expected, shape);
+    auto data = read(name, &expected, shape, rows);
+    if (rows != nullptr) shape[0] = rows->size();
     return view_from<ViewType>(name, shape, data);
   }
 
@@ -278,6 +310,10 @@ bool Reader::exists(std::string const& object) const { return impl_->first_missi
 
 std::size_t Reader::group_size(std::string const& group) const { return impl_->group_size(group); }
 
+std::vector<std::size_t> Reader::dataset_shape(std::string const& dataset) const {
+  return impl_->checked_shape(dataset, {});
+}
+
 std::vector<double> Reader::read_raw(std::string const& dataset, std::vector<std::size_t>& shape) const {
   return impl_->read(dataset, nullptr, shape);
 }
@@ -382,18 +418,26 @@ HostVariation Reader::read_gradient(HostFrame const& frame, bool per_probe) cons
 }
 
 ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes) const {
+  return read_probes(mode_shapes, [](std::size_t n_rows) { return ShardRange{0, n_rows}; });
+}
+
+ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSelector const& select_rows) const {
   std::size_t const d = mode_shapes.empty() ? impl_->group_size("/probes/w") : mode_shapes.size();
   if (d == 0) impl_->fail("/probes/w is empty");
   std::string const reason = mode_shapes.empty() ? " (the number of /probes/w)" : " (the modes of the input)";
   impl_->require_members("/probes/w", d, reason);
   impl_->require_members("/probes/p", d, reason);
   ProbeSet probes;
-  std::size_t w = any_extent;
+  // W is the row count of /probes/w/0; the rows to read are chosen once it is known.
+  std::size_t const w = impl_->checked_shape(join_path("/probes/w", 0),
+                                             {any_extent, mode_shapes.empty() ? any_extent : mode_shapes[0]})[0];
+  ShardRange const rows = select_rows(w);
+  probes.first_row = rows.begin;
+  probes.file_rows = w;
   for (std::size_t i = 0; i < d; ++i) {
     std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
-    probes.w.push_back(read_matrix(join_path("/probes/w", i), {w, n}));
-    w = probes.w.back().extent(0);
-    probes.p.push_back(read_matrix(join_path("/probes/p", i), {w, probes.w.back().extent(1)}));
+    probes.w.push_back(impl_->read_view<Matrix>(join_path("/probes/w", i), {w, n}, &rows));
+    probes.p.push_back(impl_->read_view<Matrix>(join_path("/probes/p", i), {w, probes.w.back().extent(1)}, &rows));
   }
   auto const order = impl_->integer_attribute("/probes", "order");
   if (order) {
@@ -418,6 +462,34 @@ JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> co
     n_orders = jets.back().extent(1);
   }
   return jets;
+}
+
+JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
+                           std::size_t n_orders, ShardRange const& rows) const {
+  if (n_probes == any_extent) {
+    throw InvalidArgument("t3k::io::Reader::read_jets: reading rows needs the number of probes W of " + group);
+  }
+  std::size_t const d = mode_shapes.empty() ? impl_->group_size(group) : mode_shapes.size();
+  if (d == 0) impl_->fail(group + " is empty");
+  impl_->require_members(group, d, mode_shapes.empty() ? "" : " (the modes of the input)");
+  JetStack jets;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
+    std::string const name = join_path(group, i);
+    std::vector<std::size_t> const expected{n_probes, n_orders, n};
+    std::vector<std::size_t> shape;
+    auto const data = impl_->read(name, &expected, shape, &rows);
+    // K + 1 comes from the file's shape, not from the rows read: a shard of no rows learns it too.
+    n_orders = shape[1];
+    shape[0] = rows.size();
+    jets.push_back(view_from<Array3>(name, shape, data));
+  }
+  return jets;
+}
+
+std::vector<double> Reader::read_rows(std::string const& dataset, ShardRange const& rows,
+                                      std::vector<std::size_t>& shape) const {
+  return impl_->read(dataset, nullptr, shape, &rows);
 }
 
 RootAttributes Reader::read_root_attributes() const {
@@ -494,13 +566,18 @@ Writer::~Writer() {
 }
 
 void Writer::write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data) {
+  create_dataset(dataset, shape);
+  std::size_t total = 1;
+  for (auto e : shape) total *= e;
+  if (total > 0) write_rows(dataset, 0, shape[0], data);
+}
+
+void Writer::create_dataset(std::string const& dataset, std::vector<std::size_t> const& shape) {
   if (committed_) throw FileError(path_ + ": already committed; cannot write " + dataset);
   if (shape.empty() || shape.size() > 4) {
     impl_->fail("cannot write " + dataset + " of rank " + std::to_string(shape.size()) + " (ranks 1-4 only)");
   }
   std::vector<hsize_t> dims(shape.begin(), shape.end());
-  std::size_t total = 1;
-  for (auto e : shape) total *= e;
   Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
@@ -508,8 +585,30 @@ void Writer::write_raw(std::string const& dataset, std::vector<std::size_t> cons
       H5Dcreate2(impl_->file.get(), dataset.c_str(), H5T_IEEE_F64LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
       H5Dclose);
   if (!ds.valid()) impl_->fail("cannot create dataset " + dataset);
-  if (total > 0 && H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-    impl_->fail("cannot write dataset " + dataset);
+}
+
+void Writer::write_rows(std::string const& dataset, std::size_t first_row, std::size_t n_rows, double const* data) {
+  if (committed_) throw FileError(path_ + ": already committed; cannot write " + dataset);
+  if (n_rows == 0) return;
+  Handle ds(H5Dopen2(impl_->file.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!ds.valid()) impl_->fail("cannot open dataset " + dataset + " (create it first)");
+  Handle file_space(H5Dget_space(ds.get()), H5Sclose);
+  int const rank = file_space.valid() ? H5Sget_simple_extent_ndims(file_space.get()) : -1;
+  if (rank < 1) impl_->fail("cannot read the shape of " + dataset);
+  std::vector<hsize_t> dims(std::size_t(rank), 0);
+  H5Sget_simple_extent_dims(file_space.get(), dims.data(), nullptr);
+  if (first_row + n_rows > dims[0]) {
+    impl_->fail(impl::concat("cannot write rows [", first_row, ", ", first_row + n_rows, ") of ", dataset, " of ",
+                             dims[0], " rows"));
+  }
+  std::vector<hsize_t> start(dims.size(), 0), count(dims);
+  start[0] = first_row;
+  count[0] = n_rows;
+  Handle memory_space(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
+  if (!memory_space.valid() ||
+      H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+      H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, data) < 0) {
+    impl_->fail(impl::concat("cannot write rows [", first_row, ", ", first_row + n_rows, ") of dataset ", dataset));
   }
 }
 

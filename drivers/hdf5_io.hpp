@@ -13,12 +13,14 @@
 /// Kokkos must be initialized while readers allocate Views. HDF5 is an implementation detail of hdf5_io.cpp; this
 /// header does not include hdf5.h.
 
+#include "core/communicator.hpp"
 #include "core/orthogonal_frame.hpp"
 #include "core/t3_variation.hpp"
 #include "core/tucker_tensor_train.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,15 +49,25 @@ using HostVariation = T3Variation<double, HostSpace>;
 using JetStack = std::vector<Array3>;
 
 /// A probe set: w_i and p_i of shape (W, N_i) for every mode, the jet order K and the symmetric flag (every mode
-/// holds the same arrays; the file still stores one array per mode).
+/// holds the same arrays; the file still stores one array per mode). A shard of a sharded run holds rows
+/// [first_row, first_row + n_probes()) of the file's file_rows rows.
 struct ProbeSet {
   std::vector<Matrix> w, p;
   /// The order attribute of /probes; empty when the file has none.
   std::optional<std::size_t> order;
   bool symmetric = false;
+  std::size_t first_row = 0;  ///< index in the file of the first row held
+  std::size_t file_rows = 0;  ///< W of the file; 0 when unknown (a probe set built in memory): n_probes()
   std::size_t n_modes() const { return w.size(); }
+  /// Rows held.
   std::size_t n_probes() const { return w.empty() ? 0 : w[0].extent(0); }
+  /// Rows of the whole probe set (the file's W).
+  std::size_t n_file_probes() const { return file_rows != 0 ? file_rows : n_probes(); }
 };
+
+/// Chooses the rows [begin, end) of a probe set to read once its row count W is known (a shard's rows:
+/// Communicator::shard_range).
+using RowSelector = std::function<ShardRange(std::size_t n_rows)>;
 
 /// Root attributes d, W, K (int64 in the file); absent ones are empty.
 struct RootAttributes {
@@ -82,6 +94,8 @@ class Reader {
   bool exists(std::string const& object) const;
   /// Number of members of a group (the d of "/t3/tucker_cores"). **Throws:** FileError when it is missing.
   std::size_t group_size(std::string const& group) const;
+  /// Extents of a dataset, without reading it. **Throws:** FileError when it is missing or not a dataset.
+  std::vector<std::size_t> dataset_shape(std::string const& dataset) const;
 
   /// A float64 dataset of any rank as a flat row-major vector; `shape` receives its extents.
   /// **Throws:** FileError when missing or not a floating-point dataset.
@@ -100,10 +114,21 @@ class Reader {
   /// /probes/w/<i>, /probes/p/<i> (W, N_i) and the attributes order and symmetric of /probes. `mode_shapes` (the
   /// N_i of the T3 or frame they go with) fixes d and the N_i; when empty both come from the file.
   ProbeSet read_probes(std::vector<std::size_t> const& mode_shapes = {}) const;
+  /// Only the rows `select_rows(W)` of every /probes array, read as hyperslabs (a shard never reads the other
+  /// shards' rows); every array's full shape is still checked. **Throws:** also FileError for rows beyond W.
+  ProbeSet read_probes(std::vector<std::size_t> const& mode_shapes, RowSelector const& select_rows) const;
   /// `group`/<i> of shape (W, K+1, N_i) for i < mode_shapes.size(); W and K+1 may be any_extent (then taken from
   /// `group`/0). `mode_shapes` empty: d from the group and N_i from the file.
   JetStack read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes = {},
                      std::size_t n_probes = any_extent, std::size_t n_orders = any_extent) const;
+  /// Only `rows` of every `group`/<i> (hyperslabs), after checking the full shape (W, K+1, N_i); W is required.
+  /// **Throws:** also InvalidArgument for n_probes = any_extent.
+  JetStack read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
+                     std::size_t n_orders, ShardRange const& rows) const;
+  /// Rows `rows` of axis 0 of a numeric dataset of rank >= 1 as a flat row-major vector; `shape` receives the
+  /// dataset's full extents. **Throws:** FileError when missing, not numeric, or shorter than rows.end.
+  std::vector<double> read_rows(std::string const& dataset, ShardRange const& rows,
+                                std::vector<std::size_t>& shape) const;
   /// /grad (stack 1, stored without a stack axis) or, with `per_probe`, /grad_per_probe (stack W, stored with it).
   HostVariation read_gradient(HostFrame const& frame, bool per_probe) const;
   RootAttributes read_root_attributes() const;
@@ -134,6 +159,11 @@ class Writer {
   void write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data);
   template <class View>
   void write_view(std::string const& dataset, View const& view);
+  /// A float64 dataset of rank 1-4 whose rows (axis 0) are written later, in blocks, by write_rows (a sharded
+  /// output streamed through one rank).
+  void create_dataset(std::string const& dataset, std::vector<std::size_t> const& shape);
+  /// Rows [first_row, first_row + n_rows) of a dataset made by create_dataset, from a row-major buffer.
+  void write_rows(std::string const& dataset, std::size_t first_row, std::size_t n_rows, double const* data);
 
   void write_t3(HostT3 const& x);
   void write_frame(HostFrame const& frame);

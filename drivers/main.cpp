@@ -4,14 +4,21 @@
 ///
 /// Exit codes: 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file), with one line
 /// naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
+///
+/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; SPEC.md section 16) jets, jv, jtr and fit shard the probe set:
+/// each rank reads only its rows (Communicator::shard_range) and rank 0 alone writes the one output file, equal to
+/// the single-process one. frame, demo and estimate-chunk have no probe set to share and run on rank 0. A failure
+/// on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
 
-#include "drivers/hdf5_io.hpp"
+#include "drivers/collective.hpp"
 #include "drivers/fit_command.hpp"
+#include "drivers/hdf5_io.hpp"
 
 #include "algorithms/probe_derivatives.hpp"
 #include "algorithms/random_t3.hpp"
 #include "algorithms/to_dense.hpp"
 #include "core/chunk_size.hpp"
+#include "core/communicator.hpp"
 #include "core/error.hpp"
 #include "core/impl/host_random.hpp"
 #include "t3k_version.hpp"
@@ -38,6 +45,8 @@
 namespace {
 
 namespace io = t3k::io;
+namespace cli = t3k::cli;
+using t3k::Communicator;
 using Space = Kokkos::DefaultExecutionSpace;
 using Mem = Space::memory_space;
 using DeviceMatrix = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
@@ -48,6 +57,21 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// The exit code of an exception (see the file comment); also how a sharded run classifies a failing rank's error.
+int exit_code_of(std::exception const& e) {
+  if (auto const* collective = dynamic_cast<cli::CollectiveError const*>(&e)) return collective->exit_code();
+  bool const bad_input = dynamic_cast<io::FileError const*>(&e) != nullptr ||
+                         dynamic_cast<UsageError const*>(&e) != nullptr ||
+                         dynamic_cast<t3k::InvalidArgument const*>(&e) != nullptr ||
+                         dynamic_cast<t3k::DimensionMismatch const*>(&e) != nullptr;
+  return bad_input ? 2 : 1;
+}
+
+/// This rank's rows of a probe set (all rows with one rank).
+io::RowSelector shard_rows(Communicator const& comm) {
+  return [comm](std::size_t n_rows) { return comm.shard_range(n_rows); };
+}
 
 struct Options {
   std::string in, out;
@@ -120,21 +144,33 @@ io::RootAttributes root_attributes(std::size_t d, std::size_t w, std::size_t k) 
 
 // ------------------------------------------------------------------------------------------------------ commands
 
-int run_jets(Options const& opt) {
-  io::Reader in(opt.in);
-  auto const x_host = in.read_t3();
-  auto const probes = in.read_probes(x_host.mode_shapes());
-  std::size_t const order = resolve_order(opt, probes, in.path());
+// jets, jv and jtr read this rank's rows inside `collectively` (a bad file fails every rank alike), compute on them,
+// and write through a ShardedWriter. With one rank every step is the single-process step.
+
+int run_jets(Options const& opt, Communicator const& comm) {
+  io::HostT3 x_host;
+  io::ProbeSet probes;
+  std::size_t order = 0;
+  cli::collectively(comm, exit_code_of, [&] {
+    io::Reader in(opt.in);
+    x_host = in.read_t3();
+    probes = in.read_probes(x_host.mode_shapes(), shard_rows(comm));
+    order = resolve_order(opt, probes, in.path());
+  });
   Space space;
-  auto const x = t3k::copy_t3_to<Mem>(space, x_host);
-  auto const ww = to_device(probes.w);
-  auto const pp = to_device(probes.p);
-  auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
   io::JetStack jets;
-  for (auto const& zi : z) jets.push_back(to_host(zi));
-  io::Writer out(opt.out);
-  out.write_jets("/jets", jets);
-  out.write_root_attributes(root_attributes(x.n_modes(), probes.n_probes(), order));
+  cli::collectively(comm, exit_code_of, [&] {
+    auto const x = t3k::copy_t3_to<Mem>(space, x_host);
+    auto const ww = to_device(probes.w);
+    auto const pp = to_device(probes.p);
+    auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
+    for (auto const& zi : z) jets.push_back(to_host(zi));
+  });
+  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/jets/" + std::to_string(i), jets[i]);
+  out.on_root([&](io::Writer& w) {
+    w.write_root_attributes(root_attributes(x_host.n_modes(), probes.n_file_probes(), order));
+  });
   out.commit();
   return 0;
 }
@@ -154,59 +190,92 @@ int run_frame(Options const& opt) {
   return 0;
 }
 
-int run_jv(Options const& opt) {
-  io::Reader in(opt.in);
-  auto const frame_host = in.read_frame();
-  auto const v_host = in.read_variation(frame_host);
-  auto const probes = in.read_probes(frame_host.mode_shapes());
-  std::size_t const order = resolve_order(opt, probes, in.path());
+int run_jv(Options const& opt, Communicator const& comm) {
+  io::HostFrame frame_host;
+  io::HostVariation v_host;
+  io::ProbeSet probes;
+  std::size_t order = 0;
+  cli::collectively(comm, exit_code_of, [&] {
+    io::Reader in(opt.in);
+    frame_host = in.read_frame();
+    v_host = in.read_variation(frame_host);
+    probes = in.read_probes(frame_host.mode_shapes(), shard_rows(comm));
+    order = resolve_order(opt, probes, in.path());
+  });
   Space space;
-  auto const frame = copy_frame<Mem>(frame_host);
-  auto const v = copy_variation<Mem>(v_host);
-  auto const ww = to_device(probes.w);
-  auto const pp = to_device(probes.p);
-  auto const z = t3k::tangent_probe_derivatives(space, frame, v, ww, pp, order);
   io::JetStack jets;
-  for (auto const& zi : z) {
-    auto const all = to_host(zi);  // (1, W, K+1, N_i)
-    io::Array3 first(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::cli::tangent_jets"), all.extent(1),
-                     all.extent(2), all.extent(3));
-    Kokkos::deep_copy(first, Kokkos::subview(all, 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
-    jets.push_back(first);
-  }
-  io::Writer out(opt.out);
-  out.write_jets("/tangent_jets", jets);
-  out.write_root_attributes(root_attributes(frame.n_modes(), probes.n_probes(), order));
+  cli::collectively(comm, exit_code_of, [&] {
+    auto const frame = copy_frame<Mem>(frame_host);
+    auto const v = copy_variation<Mem>(v_host);
+    auto const ww = to_device(probes.w);
+    auto const pp = to_device(probes.p);
+    auto const z = t3k::tangent_probe_derivatives(space, frame, v, ww, pp, order);
+    for (auto const& zi : z) {
+      auto const all = to_host(zi);  // (1, W, K+1, N_i)
+      io::Array3 first(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::cli::tangent_jets"), all.extent(1),
+                       all.extent(2), all.extent(3));
+      Kokkos::deep_copy(first, Kokkos::subview(all, 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+      jets.push_back(first);
+    }
+  });
+  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/tangent_jets/" + std::to_string(i), jets[i]);
+  out.on_root([&](io::Writer& w) {
+    w.write_root_attributes(root_attributes(frame_host.n_modes(), probes.n_file_probes(), order));
+  });
   out.commit();
   return 0;
 }
 
-int run_jtr(Options const& opt) {
+int run_jtr(Options const& opt, Communicator const& comm) {
   t3k::ChunkSize chunk;
-  try {
-    chunk = t3k::ChunkSize::parse(opt.chunk_size);
-  } catch (t3k::InvalidArgument const& e) {
-    throw UsageError(std::string("--chunk-size: ") + e.what());
-  }
-  io::Reader in(opt.in);
-  auto const frame_host = in.read_frame();
-  auto const probes = in.read_probes(frame_host.mode_shapes());
-  std::size_t const n_orders = probes.order ? *probes.order + 1 : io::any_extent;
-  auto const residual_host = in.read_jets("/residual", frame_host.mode_shapes(), probes.n_probes(), n_orders);
+  io::HostFrame frame_host;
+  io::ProbeSet probes;
+  io::JetStack residual_host;
+  cli::collectively(comm, exit_code_of, [&] {
+    try {
+      chunk = t3k::ChunkSize::parse(opt.chunk_size);
+    } catch (t3k::InvalidArgument const& e) {
+      throw UsageError(std::string("--chunk-size: ") + e.what());
+    }
+    io::Reader in(opt.in);
+    frame_host = in.read_frame();
+    probes = in.read_probes(frame_host.mode_shapes(), shard_rows(comm));
+    std::size_t const n_orders = probes.order ? *probes.order + 1 : io::any_extent;
+    residual_host = in.read_jets("/residual", frame_host.mode_shapes(), probes.n_file_probes(), n_orders,
+                                 t3k::ShardRange{probes.first_row, probes.first_row + probes.n_probes()});
+  });
   std::size_t const order = residual_host[0].extent(1) - 1;
   Space space;
-  auto const frame = copy_frame<Mem>(frame_host);
-  auto const ww = to_device(probes.w);
-  auto const pp = to_device(probes.p);
-  auto const residual = to_device(residual_host);
+  t3k::OrthogonalFrame<double, Mem> frame;
+  std::vector<DeviceMatrix> ww, pp;
+  std::vector<DeviceArray3> residual;
+  cli::collectively(comm, exit_code_of, [&] {
+    frame = copy_frame<Mem>(frame_host);
+    ww = to_device(probes.w);
+    pp = to_device(probes.p);
+    residual = to_device(residual_host);
+  });
   t3k::TransposeOptions options;
   options.sum_over_probes = !opt.per_probe;
   options.chunk_size = chunk;
-  auto const grad =
-      copy_variation<Kokkos::HostSpace>(t3k::probe_derivatives_transpose(space, frame, ww, pp, residual, options));
-  io::Writer out(opt.out);
-  out.write_gradient(grad, opt.per_probe);
-  out.write_root_attributes(root_attributes(frame.n_modes(), probes.n_probes(), order));
+  // Collective: this rank's chunked sum (chunk auto: the estimate for this rank's rows, n_shards = P), then one
+  // reduction; per probe, this rank's rows. Its shape checks are collective, so it fails on every rank or none.
+  auto const grad_device = t3k::probe_derivatives_transpose(space, comm, frame, ww, pp, residual, options);
+  io::HostVariation grad;
+  cli::collectively(comm, exit_code_of, [&] { grad = copy_variation<Kokkos::HostSpace>(grad_device); });
+  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  if (opt.per_probe) {
+    for (std::size_t i = 0; i < grad.n_modes(); ++i) {
+      out.write_view_rows("/grad_per_probe/tucker/" + std::to_string(i), grad.tucker[i]);
+      out.write_view_rows("/grad_per_probe/tt/" + std::to_string(i), grad.tt[i]);
+    }
+  } else {
+    out.on_root([&](io::Writer& w) { w.write_gradient(grad, false); });
+  }
+  out.on_root([&](io::Writer& w) {
+    w.write_root_attributes(root_attributes(frame_host.n_modes(), probes.n_file_probes(), order));
+  });
   out.commit();
   return 0;
 }
@@ -248,10 +317,15 @@ int run_estimate_chunk(Options const& opt) {
   auto const order = static_cast<std::size_t>(opt.order);
   auto const model =
       t3k::transpose_memory_model(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_tangent, true, scalar);
-  std::size_t const chunk = t3k::estimate_chunk_size(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
-                                                     n_probes, n_tangent, n_shards, scalar);
+  // chunk_size is what `--chunk-size auto` runs at on this build's default space (on host backends the balance
+  // estimate capped to a cache-sized workspace); balance_chunk_size is the memory policy alone.
+  std::size_t const balance = t3k::estimate_chunk_size(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
+                                                       n_probes, n_tangent, n_shards, scalar);
+  std::size_t const chunk = t3k::automatic_chunk_size<Space>(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
+                                                             n_probes, n_tangent, n_shards, scalar);
   std::size_t const rows = (n_probes + n_shards - 1) / n_shards;
   fmt::print("chunk_size: {}\n", chunk);
+  fmt::print("balance_chunk_size: {}\n", balance);
   fmt::print("probe_rows_per_shard: {}\n", rows);
   fmt::print("bytes_per_row:\n  input: {}\n  sweep: {}\n  assembly: {}\n", model.input_bytes_per_row,
              model.sweep_bytes_per_row, model.assembly_bytes_per_row);
@@ -403,6 +477,11 @@ void add_in_out(CLI::App* sub, Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MPI (with T3K_ENABLE_MPI) outlives Kokkos and everything else: it is finalized when `mpi` goes out of scope.
+  cli::MpiSession mpi(argc, argv);
+  Communicator const comm = mpi.world();
+  bool const root = comm.rank_index() == 0;  // prints help, versions and errors once
+
   // --kokkos-* arguments go to Kokkos, everything else to the command line parser.
   std::vector<char*> kokkos_args{argv[0]}, cli_args{argv[0]};
   for (int a = 1; a < argc; ++a) {
@@ -451,56 +530,75 @@ int main(int argc, char** argv) {
   t3k::fit::FitCommandOptions fit_options;
   CLI::App* const fit = t3k::fit::add_fit_command(app, fit_options);
 
+  // Every rank parses the same arguments, so every rank reaches the same outcome; rank 0 alone says so.
   try {
     app.parse(int(cli_args.size()), cli_args.data());
   } catch (CLI::CallForHelp const& e) {
-    return app.exit(e);
+    return root ? app.exit(e) : e.get_exit_code();
   } catch (CLI::CallForAllHelp const& e) {
-    return app.exit(e);
+    return root ? app.exit(e) : e.get_exit_code();
   } catch (CLI::ParseError const& e) {
-    fmt::print(stderr, "t3k: error: {}\n", e.what());
+    if (root) fmt::print(stderr, "t3k: error: {}\n", e.what());
     return 2;
   }
   if (version) {
-    print_version();
+    if (root) print_version();
     return 0;
   }
   auto const selected = app.get_subcommands();
   if (selected.empty()) {
-    fmt::print(stderr, "{}", app.help());
-    fmt::print(stderr, "t3k: error: a command is required\n");
+    if (root) {
+      fmt::print(stderr, "{}", app.help());
+      fmt::print(stderr, "t3k: error: a command is required\n");
+    }
     return 2;
   }
   CLI::App* const command = selected.front();
   std::string const name = command->get_name();
   // fit reads its configuration before initializing Kokkos (the configuration sets the thread count).
-  if (command == fit) return t3k::fit::run_fit_command(fit_options, kokkos_args);
+  if (command == fit) return t3k::fit::run_fit_command(fit_options, kokkos_args, comm);
 
   try {
     int kokkos_argc = int(kokkos_args.size());
     Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
-    if (command == demo) return run_demo(opt);
-    if (command == jets) return run_jets(opt);
-    if (command == frame) return run_frame(opt);
-    if (command == jv) return run_jv(opt);
-    if (command == jtr) return run_jtr(opt);
-    if (command == estimate) return run_estimate_chunk(opt);
-    fmt::print(stderr, "t3k {}: error: not implemented\n", name);
-    return 1;
-  } catch (io::FileError const& e) {
-    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-    return 2;
-  } catch (UsageError const& e) {
-    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-    return 2;
-  } catch (t3k::InvalidArgument const& e) {
-    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-    return 2;
-  } catch (t3k::DimensionMismatch const& e) {
-    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-    return 2;
+    if (command == jets) return run_jets(opt, comm);
+    if (command == jv) return run_jv(opt, comm);
+    if (command == jtr) return run_jtr(opt, comm);
+    // Commands without a probe set to share run on rank 0; the other ranks wait for its exit code.
+    int code = 1;
+    if (root) {
+      try {
+        if (command == demo) {
+          code = run_demo(opt);
+        } else if (command == frame) {
+          code = run_frame(opt);
+        } else if (command == estimate) {
+          code = run_estimate_chunk(opt);
+        } else {
+          fmt::print(stderr, "t3k {}: error: not implemented\n", name);
+        }
+      } catch (std::exception const& e) {
+        fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+        code = exit_code_of(e);
+      }
+    }
+    comm.broadcast(&code, 1);
+    return code;
+  } catch (cli::CollectiveError const& e) {
+    // Every rank holds this error; rank 0 prints it.
+    if (root) fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
+    return e.exit_code();
   } catch (std::exception const& e) {
-    fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-    return 1;
+    // The library's collective checks throw on every rank alike; anything else failed on this rank alone, and the
+    // other ranks may wait for it in a collective call: then MPI_Abort is the only way to end them.
+    bool const on_every_rank = dynamic_cast<t3k::InvalidArgument const*>(&e) != nullptr ||
+                               dynamic_cast<t3k::DimensionMismatch const*>(&e) != nullptr;
+    if (root || !on_every_rank) {
+      fmt::print(stderr, "t3k {}: error: {}{}\n", name,
+                 comm.size() > 1 && !on_every_rank ? fmt::format("rank {}: ", comm.rank_index()) : std::string(),
+                 e.what());
+    }
+    if (!on_every_rank) cli::abort_if_distributed(comm, exit_code_of(e));
+    return exit_code_of(e);
   }
 }

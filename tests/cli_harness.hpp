@@ -48,10 +48,9 @@ struct RunResult {
 
 inline std::string quoted(std::string const& s) { return "'" + s + "'"; }
 
-/// Runs `t3k <arguments>` (OMP_PROC_BIND=false, as ctest sets for the tests themselves) and captures its exit
-/// code and output.
-inline RunResult run_cli(std::string const& arguments) {
-  std::string const command = "OMP_PROC_BIND=false " + quoted(T3K_CLI_PATH) + " " + arguments + " 2>&1";
+/// Runs a shell command line and captures its exit code and its output (stdout and stderr together).
+inline RunResult run_shell(std::string const& command_line) {
+  std::string const command = command_line + " 2>&1";
   RunResult result;
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) {
@@ -64,6 +63,12 @@ inline RunResult run_cli(std::string const& arguments) {
   int const status = ::pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+/// Runs `t3k <arguments>` (OMP_PROC_BIND=false, as ctest sets for the tests themselves) and captures its exit
+/// code and output.
+inline RunResult run_cli(std::string const& arguments) {
+  return run_shell("OMP_PROC_BIND=false " + quoted(T3K_CLI_PATH) + " " + arguments);
 }
 
 }  // namespace t3k_test

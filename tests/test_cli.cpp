@@ -322,8 +322,11 @@ void estimate_chunk_prints_the_model() {
                              "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
   auto const ok = run_cli("estimate-chunk " + shapes);
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
-  std::size_t const expected = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
-  EXPECT_NE(ok.output.find("chunk_size: " + std::to_string(expected) + "\n"), std::string::npos) << ok.output;
+  std::size_t const expected = t3k::automatic_chunk_size<Kokkos::DefaultExecutionSpace>(big_n, n, r, 2, 100000);
+  EXPECT_NE(("\n" + ok.output).find("\nchunk_size: " + std::to_string(expected) + "\n"), std::string::npos)
+      << ok.output;
+  std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  EXPECT_NE(ok.output.find("balance_chunk_size: " + std::to_string(balance) + "\n"), std::string::npos) << ok.output;
   auto const model = t3k::transpose_memory_model(big_n, n, r, 2);
   EXPECT_NE(ok.output.find("assembly: " + std::to_string(model.assembly_bytes_per_row)), std::string::npos)
       << ok.output;
@@ -338,7 +341,8 @@ void estimate_chunk_prints_the_model() {
   EXPECT_NE(bad.output.find("tt_ranks has 2 entries, expected d + 1 = 3"), std::string::npos) << bad.output;
   auto const capped = run_cli("estimate-chunk " + shapes + " --max-bytes 1000");
   EXPECT_EQ(capped.exit_code, 2) << capped.output;
-  EXPECT_NE(capped.output.find("even a chunk of 1 probe needs"), std::string::npos) << capped.output;
+  EXPECT_NE(capped.output.find("even the smallest chunk (64 probes, one reduction block) needs"), std::string::npos)
+      << capped.output;
 }
 
 }  // namespace
