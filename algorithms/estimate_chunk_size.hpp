@@ -124,7 +124,7 @@ inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> cons
 /// once per core contraction; on CPUs a workspace that stays in the last-level cache runs markedly faster than one
 /// streamed from memory (perf/README.md has the chunk sweep), so there `auto` takes the smaller of the balance
 /// estimate and the chunk of this many workspace bytes. Device backends have no cap: their kernels want rows.
-constexpr std::size_t host_chunk_workspace_bytes = std::size_t(16) << 20;
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
 
 namespace impl {
 

@@ -122,60 +122,69 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
       // Host, summing over P: axpy form over a strip of contiguous outputs (Y's rows are read contiguously and the
       // innermost loop vectorizes); each entry still sums over (a, y) in the order of the device kernel below.
       constexpr int strip = 64;
-      int const strips = (n_out + strip - 1) / strip;
+      std::size_t const row_stride = ymat.extent(3);
       Kokkos::parallel_for(
-          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * strips), KOKKOS_LAMBDA(int index) {
-            int const x0 = (index % strips) * strip;
-            int const sn = index / strips;
+          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sn) {
             int const s = sn / lo;
             int const n = sn - s * lo;
-            int const width = n_out - x0 < strip ? n_out - x0 : strip;
-            Scalar acc[strip];
-            for (int q = 0; q < width; ++q) acc[q] = 0;
             CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-            for (int a = pairs.begin; a < pairs.end; ++a) {
-              int const b = pairs.b_of(a);
-              for (int y = 0; y < n_sum; ++y) {
-                Scalar const vy = v(s, b, y);
-                Scalar const* row = &ymat(s, a, y, x0);
-                for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
+            for (int x0 = 0; x0 < n_out; x0 += strip) {
+              int const width = n_out - x0 < strip ? n_out - x0 : strip;
+              Scalar acc[strip];
+              for (int q = 0; q < width; ++q) acc[q] = 0;
+              for (int a = pairs.begin; a < pairs.end; ++a) {
+                Scalar const* vb = &v(s, pairs.b_of(a), 0);
+                Scalar const* rows_a = &ymat(s, a, 0, x0);
+                for (int y = 0; y < n_sum; ++y) {
+                  Scalar const vy = vb[y];
+                  Scalar const* row = rows_a + std::size_t(y) * row_stride;
+                  for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
+                }
+              }
+              Scalar* o = &out(s, n, x0);
+              if (accumulate) {
+                for (int q = 0; q < width; ++q) o[q] += acc[q];
+              } else {
+                for (int q = 0; q < width; ++q) o[q] = acc[q];
               }
             }
-            Scalar* o = &out(s, n, x0);
-            for (int q = 0; q < width; ++q) o[q] = accumulate ? o[q] + acc[q] : acc[q];
           });
       return;
     }
     // Host, summing over Q: four dot products over contiguous rows at a time (independent add chains).
-    int const quads = (n_out + 3) / 4;
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * quads), KOKKOS_LAMBDA(int index) {
-          int const x0 = (index % quads) * 4;
-          int const sn = index / quads;
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sn) {
           int const s = sn / lo;
           int const n = sn - s * lo;
-          int const width = n_out - x0 < 4 ? n_out - x0 : 4;
-          Scalar acc[4] = {0, 0, 0, 0};
           CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-          for (int a = pairs.begin; a < pairs.end; ++a) {
-            Scalar const* vb = &v(s, pairs.b_of(a), 0);
-            if (width == 4) {
-              Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
-                           *y3 = &ymat(s, a, x0 + 3, 0);
-              for (int y = 0; y < n_sum; ++y) {
-                acc[0] += y0[y] * vb[y];
-                acc[1] += y1[y] * vb[y];
-                acc[2] += y2[y] * vb[y];
-                acc[3] += y3[y] * vb[y];
-              }
-            } else {
-              for (int q = 0; q < width; ++q) {
-                Scalar const* yq = &ymat(s, a, x0 + q, 0);
-                for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
+          for (int x0 = 0; x0 < n_out; x0 += 4) {
+            int const width = n_out - x0 < 4 ? n_out - x0 : 4;
+            Scalar acc[4] = {0, 0, 0, 0};
+            for (int a = pairs.begin; a < pairs.end; ++a) {
+              Scalar const* vb = &v(s, pairs.b_of(a), 0);
+              if (width == 4) {
+                Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
+                             *y3 = &ymat(s, a, x0 + 3, 0);
+                for (int y = 0; y < n_sum; ++y) {
+                  acc[0] += y0[y] * vb[y];
+                  acc[1] += y1[y] * vb[y];
+                  acc[2] += y2[y] * vb[y];
+                  acc[3] += y3[y] * vb[y];
+                }
+              } else {
+                for (int q = 0; q < width; ++q) {
+                  Scalar const* yq = &ymat(s, a, x0 + q, 0);
+                  for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
+                }
               }
             }
+            Scalar* o = &out(s, n, x0);
+            if (accumulate) {
+              for (int q = 0; q < width; ++q) o[q] += acc[q];
+            } else {
+              for (int q = 0; q < width; ++q) o[q] = acc[q];
+            }
           }
-          for (int q = 0; q < width; ++q) out(s, n, x0 + q) = accumulate ? out(s, n, x0 + q) + acc[q] : acc[q];
         });
     return;
   }
@@ -212,21 +221,28 @@ void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, Mem
   int const lb = int(b.extent(1));
   if (rows == 0 || lo == 0 || nx * ny == 0) return;
   if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
-    // Host: one output row (s, k, x, :) per iteration, innermost loop over contiguous y; same sums in the same order.
+    // Host: one (s, k) per iteration, rows x of contiguous y innermost; same sums in the same order.
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo * nx), KOKKOS_LAMBDA(int index) {
-          int const x = index % nx;
-          int const sk = index / nx;
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sk) {
           int const s = sk / lo;
           int const k = sk - s * lo;
           int const l_begin = correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0);
           int const l_end = correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la);
-          Scalar* o = &out(s, k, x, 0);
-          for (int y = 0; y < ny; ++y) o[y] = 0;
-          for (int l = l_begin; l < l_end; ++l) {
-            Scalar const ax = a(s, l, x);
-            Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
-            for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
+          for (int x = 0; x < nx; ++x) {
+            Scalar* o = &out(s, k, x, 0);
+            if (l_begin >= l_end) {
+              for (int y = 0; y < ny; ++y) o[y] = 0;
+              continue;
+            }
+            // The first pair assigns: the sum from zero up to the sign of a zero term.
+            Scalar const a0 = a(s, l_begin, x);
+            Scalar const* b0 = &b(s, correlate ? l_begin + k : k - l_begin, 0);
+            for (int y = 0; y < ny; ++y) o[y] = a0 * b0[y];
+            for (int l = l_begin + 1; l < l_end; ++l) {
+              Scalar const ax = a(s, l, x);
+              Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
+              for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
+            }
           }
         });
     return;
