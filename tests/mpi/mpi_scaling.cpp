@@ -111,8 +111,10 @@ void strong_scaling(int world_rank, int world_size, Shape const& sh, std::size_t
 
 void predicted_memory(Shape const& sh, std::size_t w) {
   auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order);
-  std::printf("\nPredicted per-rank memory of summed J^T (memory model, float64, chunk auto), %s: %s, |W| = %zu\n",
-              sh.name, shape_text(sh).c_str(), w);
+  std::printf(
+      "\nPredicted per-rank memory of summed J^T (memory model, float64, balance chunk: chunk auto on device "
+      "backends; on host backends auto also caps the workspace at 8 MiB), %s: %s, |W| = %zu\n",
+      sh.name, shape_text(sh).c_str(), w);
   std::printf(
       "  per probe row: data (w, p, residual jets) %zu B, workspace %zu B (sweep %zu + assembly %zu); "
       "fixed %zu B\n",
