@@ -28,7 +28,14 @@ endif()
 if(_t3k_kokkos_flavour)
   # Kokkos Kernels is optional for the library (its kernels are written on Kokkos core); the benchmarks use it
   # for the dense-GEMM reference when it is there.
-  find_package(KokkosKernels QUIET HINTS "${Kokkos_DIR}/../KokkosKernels" "${T3K_KOKKOS_PREFIX}")
+  # Only next to the Kokkos found: a Kokkos Kernels built against another Kokkos (say the setup prefix's 3.4 next to a
+  # user's 4.x) does not compile against this one.
+  if(_t3k_kokkos_flavour STREQUAL "user install (Kokkos_ROOT)")
+    set(_t3k_kk_hints "${Kokkos_DIR}/../KokkosKernels" "${Kokkos_ROOT}" "$ENV{Kokkos_ROOT}")
+  else()
+    set(_t3k_kk_hints "${Kokkos_DIR}/../KokkosKernels" "${T3K_KOKKOS_PREFIX}")
+  endif()
+  find_package(KokkosKernels QUIET HINTS ${_t3k_kk_hints} NO_DEFAULT_PATH)
   target_link_libraries(t3k_kokkos INTERFACE Kokkos::kokkos)
   if(TARGET Kokkos::kokkoskernels)
     target_link_libraries(t3k_kokkos INTERFACE Kokkos::kokkoskernels)
