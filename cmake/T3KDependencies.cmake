@@ -31,7 +31,10 @@ if(_t3k_kokkos_flavour)
   # Only next to the Kokkos found: a Kokkos Kernels built against another Kokkos (say the setup prefix's 3.4 next to a
   # user's 4.x) does not compile against this one.
   if(_t3k_kokkos_flavour STREQUAL "user install (Kokkos_ROOT)")
-    set(_t3k_kk_hints "${Kokkos_DIR}/../KokkosKernels" "${Kokkos_ROOT}" "$ENV{Kokkos_ROOT}")
+    # A Kokkos Kernels installed in its own prefix is named with KokkosKernels_ROOT (it must be built against this
+    # Kokkos).
+    set(_t3k_kk_hints "${KokkosKernels_ROOT}" "$ENV{KokkosKernels_ROOT}" "${Kokkos_DIR}/../KokkosKernels"
+        "${Kokkos_ROOT}" "$ENV{Kokkos_ROOT}")
   else()
     set(_t3k_kk_hints "${Kokkos_DIR}/../KokkosKernels" "${T3K_KOKKOS_PREFIX}")
   endif()
