@@ -206,6 +206,28 @@ struct Reader::Impl {
     return view_from<ViewType>(name, shape, data);
   }
 
+  /// `group`/<i> of shape (W, K+1, N_i) for the modes of `mode_shapes` (empty: d from the group, N_i from the
+  /// file), all rows or only `rows`. W and K+1 may be any_extent: then the first member's are required of the rest
+  /// (K+1 comes from the file's shape, so a shard of no rows learns it too).
+  JetStack read_jet_stack(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
+                          std::size_t n_orders, ShardRange const* rows) const {
+    std::size_t const d = mode_shapes.empty() ? group_size(group) : mode_shapes.size();
+    if (d == 0) fail(group + " is empty");
+    require_members(group, d, mode_shapes.empty() ? "" : " (the modes of the input)");
+    JetStack jets;
+    for (std::size_t i = 0; i < d; ++i) {
+      std::string const name = join_path(group, i);
+      std::vector<std::size_t> const expected{n_probes, n_orders, mode_shapes.empty() ? any_extent : mode_shapes[i]};
+      std::vector<std::size_t> shape;
+      auto const data = read(name, &expected, shape, rows);
+      n_probes = shape[0];
+      n_orders = shape[1];
+      if (rows != nullptr) shape[0] = rows->size();
+      jets.push_back(view_from<Array3>(name, shape, data));
+    }
+    return jets;
+  }
+
   /// Reads `name` (shape `stored`) into a View whose shape has a leading stack axis of 1.
   template <class ViewType>
   ViewType read_with_unit_axis(std::string const& name, std::vector<std::size_t> const& stored) const {
@@ -451,17 +473,7 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSel
 
 JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
                            std::size_t n_orders) const {
-  std::size_t const d = mode_shapes.empty() ? impl_->group_size(group) : mode_shapes.size();
-  if (d == 0) impl_->fail(group + " is empty");
-  impl_->require_members(group, d, mode_shapes.empty() ? "" : " (the modes of the input)");
-  JetStack jets;
-  for (std::size_t i = 0; i < d; ++i) {
-    std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
-    jets.push_back(read_array3(join_path(group, i), {n_probes, n_orders, n}));
-    n_probes = jets.back().extent(0);
-    n_orders = jets.back().extent(1);
-  }
-  return jets;
+  return impl_->read_jet_stack(group, mode_shapes, n_probes, n_orders, nullptr);
 }
 
 JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
@@ -469,22 +481,7 @@ JetStack Reader::read_jets(std::string const& group, std::vector<std::size_t> co
   if (n_probes == any_extent) {
     throw InvalidArgument("t3k::io::Reader::read_jets: reading rows needs the number of probes W of " + group);
   }
-  std::size_t const d = mode_shapes.empty() ? impl_->group_size(group) : mode_shapes.size();
-  if (d == 0) impl_->fail(group + " is empty");
-  impl_->require_members(group, d, mode_shapes.empty() ? "" : " (the modes of the input)");
-  JetStack jets;
-  for (std::size_t i = 0; i < d; ++i) {
-    std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
-    std::string const name = join_path(group, i);
-    std::vector<std::size_t> const expected{n_probes, n_orders, n};
-    std::vector<std::size_t> shape;
-    auto const data = impl_->read(name, &expected, shape, &rows);
-    // K + 1 comes from the file's shape, not from the rows read: a shard of no rows learns it too.
-    n_orders = shape[1];
-    shape[0] = rows.size();
-    jets.push_back(view_from<Array3>(name, shape, data));
-  }
-  return jets;
+  return impl_->read_jet_stack(group, mode_shapes, n_probes, n_orders, &rows);
 }
 
 std::vector<double> Reader::read_rows(std::string const& dataset, ShardRange const& rows,
