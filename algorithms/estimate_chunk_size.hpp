@@ -120,12 +120,6 @@ inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> cons
              : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes);
 }
 
-/// Chunk workspace bytes that automatic chunking stays within on host backends. J^T streams its chunk workspace
-/// once per core contraction; on CPUs a workspace that stays in the last-level cache runs markedly faster than one
-/// streamed from memory (perf/README.md has the chunk sweep), so there `auto` takes the smaller of the balance
-/// estimate and the chunk of this many workspace bytes. Device backends have no cap: their kernels want rows.
-constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
-
 namespace impl {
 
 inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
@@ -141,11 +135,6 @@ inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows
   // rows * input / per_row without overflow for any realistic sizes (both factors < 2^40).
   std::size_t c = static_cast<std::size_t>((static_cast<long double>(rows) * m.input_bytes_per_row) / per_row);
   return rows_per_chunk(c, rows);
-}
-
-template <class ExecutionSpace>
-constexpr bool runs_on_host() {
-  return std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
 }
 
 /// The largest multiple of the block whose chunk workspace fits host_chunk_workspace_bytes (at least one block, at

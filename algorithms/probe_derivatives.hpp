@@ -28,18 +28,17 @@ namespace impl {
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class OutputView>
 void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
                         std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp, int k1,
-                        std::vector<OutputView> const& z, std::size_t chunk_rows) {
+                        std::vector<OutputView> const& z, ChunkSize const& chunk) {
   using Mem = MemorySpace;
   std::size_t const d = x.n_modes();
   std::size_t const n_probes = ww[0].extent(0);
   int const kl = linear_jet_length(k1);
   auto const n = x.tucker_ranks();
   auto const r = x.tt_ranks();
-  std::size_t const c = chunk_rows;
 
   struct Views {
     std::vector<Jet3<Scalar, Mem>> xi, nu;
-    Jet3<Scalar, Mem> mu, mu_next, eta;
+    Jet3<Scalar, Mem> mu, mu_next, eta, pack;
     Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> transient;
   };
   std::size_t transient_size = 0;
@@ -49,7 +48,9 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     n_max = max_of(n_max, n[i]);
   }
   for (auto e : r) r_max = max_of(r_max, e);
-  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena) {
+  std::size_t big_n_max = 0;
+  for (auto e : x.mode_shapes()) big_n_max = max_of(big_n_max, e);
+  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views v;
     auto const cat = WorkspaceCategory::sweep;
     for (std::size_t i = 0; i < d; ++i) v.xi.push_back(arena.take3(cat, c, kl, n[i]));
@@ -57,10 +58,13 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     v.mu = arena.take3(cat, c, k1, r_max);
     v.mu_next = arena.take3(cat, c, k1, r_max);
     v.eta = arena.take3(cat, c, k1, n_max);
+    v.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c), kl, big_n_max);
     v.transient = arena.take1(cat, c * k1 * transient_size);
     return v;
   };
-  auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace", layout);
+  std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
+  auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace",
+                                            [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views& v = built.first;
 
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
@@ -73,18 +77,19 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     };
     for (std::size_t i = 0; i < d; ++i) {
       auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
-      apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], int(s0));
+      apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], int(s0),
+                          v.pack);
     }
     // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
     for (std::size_t i = d - 1; i >= 1; --i) {
       auto dmat = transient4(r[i], n[i]);
-      apply_matrix(space, "t3k::probe_derivatives::core_times_nu", Jet3<Scalar, Mem>(dmat.data(), rows, k1, r[i] * n[i]),
+      apply_matrix(space, "t3k::probe_derivatives::core_times_nu",
+                   Jet3<Scalar, Mem>(dmat.data(), rows, k1, r[i] * n[i]),
                    Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
                    as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i] * n[i], r[i + 1]), MatrixSide::rows_out, false);
       contract_jets(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]), Jet4<Scalar const, Mem>(dmat),
-                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product,
-                    false);
+                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
     }
     // Left-to-right: E_i = mu[i] . G_i, eta_i = E_i * nu[i+1], z_i = U_i^T eta_i, mu[i+1] = E_i * xi_i.
     fill_ones_jet(space, rows_of(v.mu, r[0]));
@@ -95,15 +100,14 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
                    Jet3<Scalar const, Mem>(rows_of(v.mu, r[i])),
                    as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::cols_out, false);
       contract_jets(space, "t3k::probe_derivatives::eta", rows_of(v.eta, n[i]), Jet4<Scalar const, Mem>(emat),
-                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
-                    JetPairing::product, false);
+                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])), JetPairing::product,
+                    false);
       auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
       write_probe_jets(space, "t3k::probe_derivatives::z", z[i], int(s0), int(rows), u,
                        Jet3<Scalar const, Mem>(rows_of(v.eta, n[i])), u, Jet3<Scalar const, Mem>());
       if (i + 1 < d) {
-        contract_jets(space, "t3k::probe_derivatives::mu", rows_of(v.mu_next, r[i + 1]),
-                      Jet4<Scalar const, Mem>(emat), ContractAxis::first,
-                      Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
+        contract_jets(space, "t3k::probe_derivatives::mu", rows_of(v.mu_next, r[i + 1]), Jet4<Scalar const, Mem>(emat),
+                      ContractAxis::first, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
         std::swap(v.mu, v.mu_next);
       }
     }
@@ -119,28 +123,27 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
 /// \param x the T3 (any ranks, boundary TT ranks may differ from 1)
 /// \param ww, pp probe vectors and directions, one rank-2 View per mode; subviews and const Views are fine
 /// \param order K >= 0
-/// \param chunk_size probes per pass (bounds the edge-jet workspace; the result does not depend on it)
+/// \param chunk_size probes per pass (bounds the edge-jet workspace; the result does not depend on it). `auto`
+///        (the default): all probes at once on device backends, a cache-sized chunk on host backends.
 /// **Blocking:** no (results are ready after `space.fence()`). **Throws:** DimensionMismatch naming the mode.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x,
                                                  std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
-                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::none()) {
+                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::automatic()) {
   static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
   std::string const where = "t3k::probe_derivatives";
   auto const shapes = x.mode_shapes();
   std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
   std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
   if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
-  if (chunk_size.kind() == ChunkSize::Kind::automatic) chunk_size = ChunkSize::none();  // J needs no chunking
   ProbeJets<Scalar, MemorySpace> z;
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
-    z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probe_derivatives::z_" +
-                                                                              std::to_string(i)),
-                   w, order + 1, shapes[i]);
+    z.emplace_back(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probe_derivatives::z_" + std::to_string(i)), w,
+        order + 1, shapes[i]);
   }
-  impl::t3_probe_jet_sweep(space, x, ww, pp, impl::general_jet_length(order, x.n_modes()), z,
-                           impl::rows_per_chunk(chunk_size, w));
+  impl::t3_probe_jet_sweep(space, x, ww, pp, impl::general_jet_length(order, x.n_modes()), z, chunk_size);
   return z;
 }
 
@@ -177,7 +180,7 @@ Probes<Scalar, MemorySpace> probes(ExecutionSpace const& space, TuckerTensorTrai
     z3.emplace_back(z.back().data(), w, 1, shapes[i]);  // (W, 1, N_i): order 0 only
   }
   // Order 0 never reads the directions, so ww stands in for pp.
-  impl::t3_probe_jet_sweep(space, x, ww, ww, 1, z3, w > 0 ? w : 1);
+  impl::t3_probe_jet_sweep(space, x, ww, ww, 1, z3, ChunkSize::automatic());
   return z;
 }
 
@@ -186,7 +189,7 @@ template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView
 ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
                                                  UniformTuckerTensorTrain<Scalar, MemorySpace> const& x,
                                                  std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
-                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::none()) {
+                                                 std::size_t order, ChunkSize chunk_size = ChunkSize::automatic()) {
   return probe_derivatives(space, to_ragged(space, x), ww, pp, order, chunk_size);
 }
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>

@@ -28,7 +28,7 @@ template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView
 void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
                              T3Variation<Scalar, MemorySpace> const& v, std::vector<ProbeView> const& ww,
                              std::vector<ProbeView> const& pp, int k1, TangentProbeJets<Scalar, MemorySpace> const& z,
-                             std::size_t chunk_rows) {
+                             ChunkSize const& chunk) {
   using Mem = MemorySpace;
   using J3 = Jet3<Scalar, Mem>;
   using J3c = Jet3<Scalar const, Mem>;
@@ -39,7 +39,6 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
   std::size_t const nt = v.n_stack();
   std::size_t const n_probes = ww[0].extent(0);
   int const kl = linear_jet_length(k1);
-  std::size_t const c = chunk_rows;
   auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
 
   std::size_t transient = 1, vec_max = 1;
@@ -49,13 +48,13 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     vec_max = max_of(vec_max, max_of(nu[i], no[i]));
   }
   struct Views {
-    std::vector<J3> xi, mu, nu;            // frame edge jets
+    std::vector<J3> xi, mu, nu;             // frame edge jets
     std::vector<std::vector<J3>> dxi, tau;  // per tangent
     std::vector<J3> sigma, sigma_next;      // per tangent, current edge only
-    J3 eta, deta;
+    J3 eta, deta, pack;
     std::array<Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>, 3> t;
   };
-  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena) {
+  auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views w;
     auto const cat = WorkspaceCategory::sweep;
     for (std::size_t i = 0; i < d; ++i) w.xi.push_back(arena.take3(cat, c, kl, nu[i]));
@@ -71,10 +70,13 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     }
     w.eta = arena.take3(cat, c, k1, vec_max);
     w.deta = arena.take3(cat, c, k1, vec_max);
+    w.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c), kl, impl::max_element_or(big_n, 1));
     for (auto& buffer : w.t) buffer = arena.take1(cat, c * k1 * transient);
     return w;
   };
-  auto built = build_workspace<Scalar, Mem>(space, "t3k::tangent_probe_derivatives::workspace", layout);
+  std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
+  auto built = build_workspace<Scalar, Mem>(space, "t3k::tangent_probe_derivatives::workspace",
+                                            [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views& w = built.first;
 
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
@@ -84,18 +86,16 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.t[b].data(), rows, k1, p, q); };
     auto flat = [&](J4 j) { return J3(j.data(), rows, k1, j.extent(2) * j.extent(3)); };
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
-    auto h_of = [&](std::size_t t, std::size_t i) {
-      return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1];
-    };
+    auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
     auto v_of = [&](std::size_t t, std::size_t i) { return v.tucker[i].data() + t * no[i] * big_n[i]; };
 
     // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i.
     for (std::size_t i = 0; i < d; ++i) {
       apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::xi", r3(w.xi[i], nu[i]),
-                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], int(s0));
+                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], int(s0), w.pack);
       for (std::size_t t = 0; t < nt; ++t) {
         apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::dxi", r3(w.dxi[t][i], no[i]),
-                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], int(s0));
+                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], int(s0), w.pack);
       }
     }
     // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
@@ -149,8 +149,8 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
         contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(am), ContractAxis::second,
                       c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
         if (has_right) {
-          contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(cm),
-                        ContractAxis::second, c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product, true);
+          contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(cm), ContractAxis::second,
+                        c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product, true);
           contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(am),
                         ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
           contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(em),
@@ -179,7 +179,8 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
 /// \param v stack of n_tangent variations at the frame (ungauged variations are fine: J acts on all entries)
 /// \param ww, pp probe vectors and directions, one (W, N_i) View per mode (subviews and const Views are fine)
 /// \param order K >= 0
-/// \param chunk_size probes per pass (bounds the edge-jet workspace; results do not depend on it)
+/// \param chunk_size probes per pass (bounds the edge-jet workspace; results do not depend on it). `auto` (the
+///        default): all probes at once on device backends, a cache-sized chunk on host backends.
 /// **Blocking:** no. **Throws:** DimensionMismatch naming the mode and both shapes.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace const& space,
@@ -187,7 +188,7 @@ TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace c
                                                                 T3Variation<Scalar, MemorySpace> const& v,
                                                                 std::vector<ProbeView> const& ww,
                                                                 std::vector<ProbeView> const& pp, std::size_t order,
-                                                                ChunkSize chunk_size = ChunkSize::none()) {
+                                                                ChunkSize chunk_size = ChunkSize::automatic()) {
   static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
   std::string const where = "t3k::tangent_probe_derivatives";
   auto const shapes = frame.mode_shapes();
@@ -195,7 +196,6 @@ TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace c
   std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
   std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
   if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
-  if (chunk_size.kind() == ChunkSize::Kind::automatic) chunk_size = ChunkSize::none();  // J has no assembly peak
   TangentProbeJets<Scalar, MemorySpace> z;
   for (std::size_t i = 0; i < frame.n_modes(); ++i) {
     z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
@@ -204,7 +204,7 @@ TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace c
   }
   if (nt > 0 && w > 0) {
     impl::tangent_probe_jet_sweep(space, frame, v, ww, pp, impl::general_jet_length(order, frame.n_modes()), z,
-                                  impl::rows_per_chunk(chunk_size, w));
+                                  chunk_size);
   }
   return z;
 }

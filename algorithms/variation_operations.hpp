@@ -38,7 +38,9 @@ struct VariationSpaceCheck {
 };
 
 template <class ExecutionSpace>
-using VariationPolicy4 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<4>, Kokkos::IndexType<int>>;
+using VariationPolicy4 =
+    Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<4, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                          Kokkos::IndexType<int>>;
 
 /// Throws DimensionMismatch unless x and y have the same number of cores and the same core shapes.
 template <class Scalar, class MemorySpace>

@@ -286,7 +286,7 @@ inline std::size_t gemm_reference_size() {
 /// FLOP/s of KokkosBlas::gemm C = A B on m x k and k x n LayoutLeft Views in `ExecSpace`'s memory: the best of
 /// several timed batches, each at least `min_seconds / 4` long.
 template <class Scalar, class ExecSpace>
-double measure_gemm_flops(std::size_t m, std::size_t n, std::size_t k, double min_seconds = 0.3) {
+double measure_gemm_flops(std::size_t m, std::size_t n, std::size_t k, double min_seconds = 1.0) {
   using Device = Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>;
   using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, Device>;
   ExecSpace space;
@@ -329,7 +329,7 @@ double gemm_reference_flops() {
 /// Copy bandwidth b(i) = a(i) over `n` doubles in bytes/s (read + write counted, as STREAM does): the best of
 /// several timed batches.
 template <class ExecSpace>
-double measure_copy_bandwidth(std::size_t n, double min_seconds = 0.3) {
+double measure_copy_bandwidth(std::size_t n, double min_seconds = 1.0) {
   using Vector = Kokkos::View<double*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>>;
   ExecSpace space;
   Vector a("t3k_bench::copy_a", n), b("t3k_bench::copy_b", n);

@@ -253,6 +253,60 @@ void chunk_loops_allocate_once_per_call() {
   EXPECT_EQ(j(t3k::ChunkSize::of(t3k::reduction_block_size)), j(t3k::ChunkSize::none()));
 }
 
+// The probe sweeps (here J) take `auto` as their default: all probes at once on device backends, on host backends
+// the whole blocks whose workspace fits host_chunk_workspace_bytes. The result equals one pass bitwise, and the
+// measured workspace is the one of the predicted chunk (the workspace is affine in the chunk rows).
+template <class C>
+void probe_sweep_auto_chunk_is_cache_sized_on_host() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using Exec = typename C::execution_space;
+  Exec space;
+  T3Shapes mc{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}, 2, 2};
+  auto fc = frame_case_of(mc);
+  auto f = random_frame<S, Mem>(space, fc, 5);
+  auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
+  std::size_t const w = 64 * t3k::reduction_block_size;
+  t3k::impl::HostNormalGenerator gen(7);
+  auto fill = [&](Probe2<C> v) {
+    auto h = Kokkos::create_mirror_view(v);
+    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = S(gen.normal());
+    Kokkos::deep_copy(v, h);
+    return v;
+  };
+  std::vector<Probe2<C>> ww, pp;
+  for (std::size_t i = 0; i < 4; ++i) {
+    ww.push_back(fill(Probe2<C>("w", w, fc.big_n[i])));
+    pp.push_back(fill(Probe2<C>("p", w, fc.big_n[i])));
+  }
+  auto peak = [&](t3k::ChunkSize c) {
+    space.fence();
+    t3k::AllocationTracker tracker;
+    { auto z = t3k::tangent_probe_derivatives(space, f, v, ww, pp, mc.order, c); }
+    space.fence();
+    return tracker.peak(Mem().name());
+  };
+  std::size_t const b = t3k::reduction_block_size;
+  std::size_t const per_row = (peak(t3k::ChunkSize::of(2 * b)) - peak(t3k::ChunkSize::of(b))) / b;
+  ASSERT_GT(per_row, 0u);
+  std::size_t const expected_rows =
+      t3k::impl::runs_on_host<Exec>() ? t3k::impl::rows_per_chunk(t3k::host_chunk_workspace_bytes / per_row, w) : w;
+  if (t3k::impl::runs_on_host<Exec>()) ASSERT_LT(expected_rows, w) << "the case must exceed the host cap";
+  EXPECT_EQ(peak(t3k::ChunkSize::automatic()), peak(t3k::ChunkSize::of(b)) + (expected_rows - b) * per_row);
+  EXPECT_EQ(peak(t3k::ChunkSize::automatic()), peak(t3k::ChunkSize::of(expected_rows)));
+
+  auto const by_default = t3k::tangent_probe_derivatives(space, f, v, ww, pp, mc.order);
+  auto const one_pass = t3k::tangent_probe_derivatives(space, f, v, ww, pp, mc.order, t3k::ChunkSize::none());
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto const a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_default[i]);
+    auto const e = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), one_pass[i]);
+    ASSERT_EQ(a.size(), e.size());
+    std::size_t mismatches = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) mismatches += a.data()[k] == e.data()[k] ? 0 : 1;
+    EXPECT_EQ(mismatches, 0u) << "mode " << i;
+  }
+}
+
 template <class C>
 class MemoryModelTest : public ::testing::Test {};
 TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
@@ -260,6 +314,9 @@ TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
 TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, AutoChunkEqualsNoneBitwise) { auto_chunk_equals_none_bitwise<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, ChunkLoopsAllocateOncePerCall) { chunk_loops_allocate_once_per_call<TypeParam>(); }
+TYPED_TEST(MemoryModelTest, ProbeSweepAutoChunkIsCacheSizedOnHost) {
+  probe_sweep_auto_chunk_is_cache_sized_on_host<TypeParam>();
+}
 TEST(ChunkEstimator, FollowsBalancePolicy) { estimate_follows_balance_policy(); }
 TEST(ChunkEstimator, MaxChunkWithinCap) { max_chunk_within_cap(); }
 TEST(ChunkEstimator, ChunkSizesRoundToWholeBlocks) { chunk_sizes_round_to_whole_blocks(); }

@@ -26,10 +26,14 @@ template <class Scalar, class MemorySpace>
 using Jet3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class Scalar, class MemorySpace>
 using Jet4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+/// Multi-index policies over LayoutRight arrays: the last index is the fastest on every backend (Kokkos' default
+/// on CUDA/HIP is the first, which would make neighbouring threads touch entries a whole row apart).
 template <class ExecutionSpace>
-using Policy3 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>, Kokkos::IndexType<int>>;
+using Policy3 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                      Kokkos::IndexType<int>>;
 template <class ExecutionSpace>
-using Policy2 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>, Kokkos::IndexType<int>>;
+using Policy2 = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                      Kokkos::IndexType<int>>;
 
 /// How a matrix acts on the vector axis of a jet.
 enum class MatrixSide {
@@ -37,8 +41,9 @@ enum class MatrixSide {
   cols_out   ///< out[s,k,x] = sum_y M[y,x] in[s,k,y]   (M is Y x X; "mu . G" with G as a x (u b))
 };
 
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): one matrix product
-/// per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X.
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): on host backends one
+/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X; on device
+/// backends one plain kernel over all rows (each entry one sequential sum).
 ///
 /// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
 /// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
@@ -55,6 +60,14 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
   T3K_DEBUG_ASSERT(in.extent(0) == rows && in.extent(1) == n_coeffs);
   if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
   Op const op_m = side == MatrixSide::cols_out ? Op::none : Op::transpose;
+  if constexpr (!runs_on_host<ExecutionSpace>()) {
+    // Device backends: one launch for all rows. The plain kernel sums each entry on its own, so a probe's rows do
+    // not depend on the chunk either, and a GPU is not left waiting on one small BLAS launch per 64-probe block
+    // (which made J^T launch-bound: perf/README.md, H200 figures).
+    matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
+                          op_m, m, Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
+    return;
+  }
   for (std::size_t s = 0; s < rows; s += reduction_block_size) {
     std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
     Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
@@ -103,6 +116,121 @@ KOKKOS_INLINE_FUNCTION CoefficientPairs coefficient_pairs(JetPairing pairing, in
   return p;
 }
 
+/// out[0, width) = acc (accumulate: out += acc): the tail of the host strip kernels.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION void store_strip(Scalar* out, Scalar const* acc, int width, bool accumulate) {
+  if (accumulate) {
+    for (int q = 0; q < width; ++q) out[q] += acc[q];
+  } else {
+    for (int q = 0; q < width; ++q) out[q] = acc[q];
+  }
+}
+
+// The kernel bodies below are named functors, not KOKKOS_LAMBDAs: nvcc (seen with 13.0 on an H200, reported for
+// 11.x-12.x by other Kokkos projects) can break an extended __host__ __device__ lambda inside an inline function
+// template that several translation units of one program instantiate: launching the kernel then calls a null
+// pointer on the host (t3k_bench, whose benchmark files all instantiate these kernels, crashed so). A functor has no
+// lambda wrapper.
+
+/// contract_jets on device backends: one output entry per thread, summing over the pairs (a, b), then over y.
+template <class Scalar, class MemorySpace>
+struct ContractJetsEntry {
+  Jet3<Scalar, MemorySpace> out;
+  Jet4<Scalar const, MemorySpace> ymat;
+  Jet3<Scalar const, MemorySpace> v;
+  JetPairing pairing;
+  int ly, lv, n_sum;
+  bool first, accumulate;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int n, int x) const {
+    Scalar acc = 0;
+    CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    for (int a = pairs.begin; a < pairs.end; ++a) {
+      int const b = pairs.b_of(a);
+      if (first) {
+        for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, y, x) * v(s, b, y);
+      } else {
+        for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, x, y) * v(s, b, y);
+      }
+    }
+    out(s, n, x) = accumulate ? out(s, n, x) + acc : acc;
+  }
+};
+
+/// contract_jets on host backends, summing over P: one (s, n) per iteration, axpy form over a strip of contiguous
+/// outputs (Y's rows are read contiguously and the innermost loop vectorizes); each entry still sums over (a, y) in
+/// the order of ContractJetsEntry.
+template <class Scalar, class MemorySpace>
+struct ContractJetsRowsFirst {
+  static constexpr int strip = 64;
+  Jet3<Scalar, MemorySpace> out;
+  Jet4<Scalar const, MemorySpace> ymat;
+  Jet3<Scalar const, MemorySpace> v;
+  JetPairing pairing;
+  int lo, ly, lv, n_sum, n_out;
+  bool accumulate;
+  KOKKOS_INLINE_FUNCTION void operator()(int sn) const {
+    int const s = sn / lo;
+    int const n = sn - s * lo;
+    std::size_t const row_stride = ymat.extent(3);
+    CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    for (int x0 = 0; x0 < n_out; x0 += strip) {
+      int const width = n_out - x0 < strip ? n_out - x0 : strip;
+      Scalar acc[strip];
+      for (int q = 0; q < width; ++q) acc[q] = 0;
+      for (int a = pairs.begin; a < pairs.end; ++a) {
+        Scalar const* vb = &v(s, pairs.b_of(a), 0);
+        Scalar const* rows_a = &ymat(s, a, 0, x0);
+        for (int y = 0; y < n_sum; ++y) {
+          Scalar const vy = vb[y];
+          Scalar const* row = rows_a + std::size_t(y) * row_stride;
+          for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
+        }
+      }
+      store_strip(&out(s, n, x0), acc, width, accumulate);
+    }
+  }
+};
+
+/// contract_jets on host backends, summing over Q: one (s, n) per iteration, four dot products over contiguous rows
+/// at a time (independent add chains), each in the order of ContractJetsEntry.
+template <class Scalar, class MemorySpace>
+struct ContractJetsRowsSecond {
+  Jet3<Scalar, MemorySpace> out;
+  Jet4<Scalar const, MemorySpace> ymat;
+  Jet3<Scalar const, MemorySpace> v;
+  JetPairing pairing;
+  int lo, ly, lv, n_sum, n_out;
+  bool accumulate;
+  KOKKOS_INLINE_FUNCTION void operator()(int sn) const {
+    int const s = sn / lo;
+    int const n = sn - s * lo;
+    CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    for (int x0 = 0; x0 < n_out; x0 += 4) {
+      int const width = n_out - x0 < 4 ? n_out - x0 : 4;
+      Scalar acc[4] = {0, 0, 0, 0};
+      for (int a = pairs.begin; a < pairs.end; ++a) {
+        Scalar const* vb = &v(s, pairs.b_of(a), 0);
+        if (width == 4) {
+          Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
+                       *y3 = &ymat(s, a, x0 + 3, 0);
+          for (int y = 0; y < n_sum; ++y) {
+            acc[0] += y0[y] * vb[y];
+            acc[1] += y1[y] * vb[y];
+            acc[2] += y2[y] * vb[y];
+            acc[3] += y3[y] * vb[y];
+          }
+        } else {
+          for (int q = 0; q < width; ++q) {
+            Scalar const* yq = &ymat(s, a, x0 + q, 0);
+            for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
+          }
+        }
+      }
+      store_strip(&out(s, n, x0), acc, width, accumulate);
+    }
+  }
+};
+
 /// out (rows, Lo, X) [+]= Y (rows, LY, P, Q) (*) v (rows, Lv, Y-axis), with the pairing and axis given. Each entry
 /// sums over the pairs (a, b) and then over the contracted axis, in that order, from zero.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -117,92 +245,78 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
   int const n_sum = int(v.extent(2));
   if (rows == 0 || lo == 0 || n_out == 0) return;
   bool const first = axis == ContractAxis::first;
-  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    Kokkos::RangePolicy<ExecutionSpace> const policy(space, 0, rows * lo);
     if (first) {
-      // Host, summing over P: axpy form over a strip of contiguous outputs (Y's rows are read contiguously and the
-      // innermost loop vectorizes); each entry still sums over (a, y) in the order of the device kernel below.
-      constexpr int strip = 64;
-      std::size_t const row_stride = ymat.extent(3);
       Kokkos::parallel_for(
-          label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sn) {
-            int const s = sn / lo;
-            int const n = sn - s * lo;
-            CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-            for (int x0 = 0; x0 < n_out; x0 += strip) {
-              int const width = n_out - x0 < strip ? n_out - x0 : strip;
-              Scalar acc[strip];
-              for (int q = 0; q < width; ++q) acc[q] = 0;
-              for (int a = pairs.begin; a < pairs.end; ++a) {
-                Scalar const* vb = &v(s, pairs.b_of(a), 0);
-                Scalar const* rows_a = &ymat(s, a, 0, x0);
-                for (int y = 0; y < n_sum; ++y) {
-                  Scalar const vy = vb[y];
-                  Scalar const* row = rows_a + std::size_t(y) * row_stride;
-                  for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
-                }
-              }
-              Scalar* o = &out(s, n, x0);
-              if (accumulate) {
-                for (int q = 0; q < width; ++q) o[q] += acc[q];
-              } else {
-                for (int q = 0; q < width; ++q) o[q] = acc[q];
-              }
-            }
-          });
-      return;
+          label, policy,
+          ContractJetsRowsFirst<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, accumulate});
+    } else {
+      Kokkos::parallel_for(
+          label, policy,
+          ContractJetsRowsSecond<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, accumulate});
     }
-    // Host, summing over Q: four dot products over contiguous rows at a time (independent add chains).
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sn) {
-          int const s = sn / lo;
-          int const n = sn - s * lo;
-          CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-          for (int x0 = 0; x0 < n_out; x0 += 4) {
-            int const width = n_out - x0 < 4 ? n_out - x0 : 4;
-            Scalar acc[4] = {0, 0, 0, 0};
-            for (int a = pairs.begin; a < pairs.end; ++a) {
-              Scalar const* vb = &v(s, pairs.b_of(a), 0);
-              if (width == 4) {
-                Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
-                             *y3 = &ymat(s, a, x0 + 3, 0);
-                for (int y = 0; y < n_sum; ++y) {
-                  acc[0] += y0[y] * vb[y];
-                  acc[1] += y1[y] * vb[y];
-                  acc[2] += y2[y] * vb[y];
-                  acc[3] += y3[y] * vb[y];
-                }
-              } else {
-                for (int q = 0; q < width; ++q) {
-                  Scalar const* yq = &ymat(s, a, x0 + q, 0);
-                  for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
-                }
-              }
-            }
-            Scalar* o = &out(s, n, x0);
-            if (accumulate) {
-              for (int q = 0; q < width; ++q) o[q] += acc[q];
-            } else {
-              for (int q = 0; q < width; ++q) o[q] = acc[q];
-            }
-          }
-        });
     return;
   }
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}), KOKKOS_LAMBDA(int s, int n, int x) {
-        Scalar acc = 0;
-        CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-        for (int a = pairs.begin; a < pairs.end; ++a) {
-          int const b = pairs.b_of(a);
-          if (first) {
-            for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, y, x) * v(s, b, y);
-          } else {
-            for (int y = 0; y < n_sum; ++y) acc += ymat(s, a, x, y) * v(s, b, y);
-          }
-        }
-        out(s, n, x) = accumulate ? out(s, n, x) + acc : acc;
-      });
+  Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}),
+                       ContractJetsEntry<Scalar, MemorySpace>{out, ymat, v, pairing, ly, lv, n_sum, first, accumulate});
 }
+
+/// The coefficient range [begin, end) of a for the outer-jet order k (see outer_jets).
+struct OuterPairs {
+  int begin = 0, end = 0;
+  KOKKOS_INLINE_FUNCTION OuterPairs(bool correlate, int k, int la, int lb)
+      : begin(correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0)),
+        end(correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la)) {}
+};
+
+/// outer_jets on device backends: one output entry per thread.
+template <class Scalar, class MemorySpace>
+struct OuterJetsEntry {
+  Jet4<Scalar, MemorySpace> out;
+  Jet3<Scalar const, MemorySpace> a, b;
+  bool correlate;
+  int la, lb, ny;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int xy) const {
+    int const x = xy / ny;
+    int const y = xy - x * ny;
+    OuterPairs const pairs(correlate, k, la, lb);
+    Scalar acc = 0;
+    for (int l = pairs.begin; l < pairs.end; ++l) acc += a(s, l, x) * b(s, correlate ? l + k : k - l, y);
+    out(s, k, x, y) = acc;
+  }
+};
+
+/// outer_jets on host backends: one (s, k) per iteration, rows x of contiguous y innermost; the same sums in the
+/// same order as OuterJetsEntry.
+template <class Scalar, class MemorySpace>
+struct OuterJetsRows {
+  Jet4<Scalar, MemorySpace> out;
+  Jet3<Scalar const, MemorySpace> a, b;
+  bool correlate;
+  int lo, la, lb, nx, ny;
+  KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
+    int const s = sk / lo;
+    int const k = sk - s * lo;
+    OuterPairs const pairs(correlate, k, la, lb);
+    for (int x = 0; x < nx; ++x) {
+      Scalar* o = &out(s, k, x, 0);
+      if (pairs.begin >= pairs.end) {
+        for (int y = 0; y < ny; ++y) o[y] = 0;
+        continue;
+      }
+      // The first pair assigns: the sum from zero up to the sign of a zero term.
+      Scalar const a0 = a(s, pairs.begin, x);
+      Scalar const* b0 = &b(s, correlate ? pairs.begin + k : k - pairs.begin, 0);
+      for (int y = 0; y < ny; ++y) o[y] = a0 * b0[y];
+      for (int l = pairs.begin + 1; l < pairs.end; ++l) {
+        Scalar const ax = a(s, l, x);
+        Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
+        for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
+      }
+    }
+  }
+};
 
 /// Jet outer product (Khatri-Rao jet), k < out's L:
 ///   product:           out[s,k,x,y] = sum_{l<=k} a^(l)[x] b^(k-l)[y]
@@ -220,77 +334,70 @@ void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, Mem
   int const la = int(a.extent(1));
   int const lb = int(b.extent(1));
   if (rows == 0 || lo == 0 || nx * ny == 0) return;
-  if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
-    // Host: one (s, k) per iteration, rows x of contiguous y innermost; same sums in the same order.
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo), KOKKOS_LAMBDA(int sk) {
-          int const s = sk / lo;
-          int const k = sk - s * lo;
-          int const l_begin = correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0);
-          int const l_end = correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la);
-          for (int x = 0; x < nx; ++x) {
-            Scalar* o = &out(s, k, x, 0);
-            if (l_begin >= l_end) {
-              for (int y = 0; y < ny; ++y) o[y] = 0;
-              continue;
-            }
-            // The first pair assigns: the sum from zero up to the sign of a zero term.
-            Scalar const a0 = a(s, l_begin, x);
-            Scalar const* b0 = &b(s, correlate ? l_begin + k : k - l_begin, 0);
-            for (int y = 0; y < ny; ++y) o[y] = a0 * b0[y];
-            for (int l = l_begin + 1; l < l_end; ++l) {
-              Scalar const ax = a(s, l, x);
-              Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
-              for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
-            }
-          }
-        });
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo),
+                         OuterJetsRows<Scalar, MemorySpace>{out, a, b, correlate, lo, la, lb, nx, ny});
     return;
   }
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}), KOKKOS_LAMBDA(int s, int k, int xy) {
-        int const x = xy / ny;
-        int const y = xy - x * ny;
-        int const l_begin = correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0);
-        int const l_end = correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la);
-        Scalar acc = 0;
-        for (int l = l_begin; l < l_end; ++l) acc += a(s, l, x) * b(s, correlate ? l + k : k - l, y);
-        out(s, k, x, y) = acc;
-      });
+  Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}),
+                       OuterJetsEntry<Scalar, MemorySpace>{out, a, b, correlate, la, lb, ny});
 }
+
+/// Calls an entry functor f(s, k, j) for j = 0..n-1 of one (s, k) = divmod(sk, l): the host form of
+/// for_each_jet_entry.
+template <class EntryFunctor>
+struct JetRowsOf {
+  EntryFunctor f;
+  int l, n;
+  KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
+    int const s = sk / l;
+    int const k = sk - s * l;
+    for (int j = 0; j < n; ++j) f(s, k, j);
+  }
+};
+
+/// Runs the entry functor f(s, k, j) over [0, rows) x [0, l) x [0, n): on host backends one (s, k) per iteration
+/// with j innermost (contiguous rows, copies vectorize), on device backends one entry per thread.
+template <class ExecutionSpace, class EntryFunctor>
+void for_each_jet_entry(ExecutionSpace const& space, char const* label, int rows, int l, int n, EntryFunctor const& f) {
+  if (rows == 0 || l == 0 || n == 0) return;
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * l),
+                         JetRowsOf<EntryFunctor>{f, l, n});
+  } else {
+    Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, l, n}), f);
+  }
+}
+
+template <class Scalar, class MemorySpace>
+struct FillOnesEntry {
+  Jet3<Scalar, MemorySpace> out;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = k == 0 ? Scalar(1) : Scalar(0); }
+};
+
+template <class Scalar, class MemorySpace, class ProbeView>
+struct PackProbePairEntry {
+  Jet3<Scalar, MemorySpace> out;
+  ProbeView w, p;
+  int s0;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const {
+    out(s, k, j) = k == 0 ? w(s0 + s, j) : p(s0 + s, j);
+  }
+};
+
+template <class Scalar, class MemorySpace, class ResidualView>
+struct PackResidualEntry {
+  Jet3<Scalar, MemorySpace> out;
+  ResidualView r;
+  int s0;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const { out(s, k, j) = r(s0 + s, k, j); }
+};
 
 /// A constant jet of ones (the boundary vectors mu[0], nu[d]): coefficient 0 is 1, the others 0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void fill_ones_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
-  int const rows = int(out.extent(0));
-  int const lo = int(out.extent(1));
-  int const n = int(out.extent(2));
-  if (rows == 0 || lo == 0 || n == 0) return;
-  Kokkos::parallel_for(
-      "t3k::fill_ones_jet", Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n}),
-      KOKKOS_LAMBDA(int s, int k, int x) { out(s, k, x) = k == 0 ? Scalar(1) : Scalar(0); });
-}
-
-/// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
-/// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
-template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
-void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
-                         Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0) {
-  int const rows = int(xi.extent(0));
-  int const kl = int(xi.extent(1));
-  int const n_out = int(xi.extent(2));
-  int const n_in = int(u.extent(1));
-  if (rows == 0 || kl == 0 || n_out == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out}), KOKKOS_LAMBDA(int s, int k, int x) {
-        Scalar acc = 0;
-        if (k == 0) {
-          for (int j = 0; j < n_in; ++j) acc += u(x, j) * w(s0 + s, j);
-        } else {
-          for (int j = 0; j < n_in; ++j) acc += u(x, j) * p(s0 + s, j);
-        }
-        xi(s, k, x) = acc;
-      });
+  for_each_jet_entry(space, "t3k::fill_ones_jet", int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
+                     FillOnesEntry<Scalar, MemorySpace>{out});
 }
 
 /// Packs rows s0.. of a probe pair into a contiguous linear jet: out[s,0,:] = w(s0+s,:), out[s,1,:] = p(s0+s,:)
@@ -298,30 +405,101 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ProbeView w,
                      ProbeView p, int s0) {
-  int const rows = int(out.extent(0));
-  int const kl = int(out.extent(1));
-  int const n = int(out.extent(2));
-  if (rows == 0 || kl == 0 || n == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n}),
-      KOKKOS_LAMBDA(int s, int k, int j) { out(s, k, j) = k == 0 ? w(s0 + s, j) : p(s0 + s, j); });
+  for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
+                     PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
+}
+
+/// apply_to_probe_pair on device backends: one entry of xi per thread, a sequential sum over j.
+template <class Scalar, class MemorySpace, class ProbeView>
+struct ApplyToProbePairEntry {
+  Jet3<Scalar, MemorySpace> xi;
+  Matrix<Scalar const, MemorySpace> u;
+  ProbeView w, p;
+  int s0, n_in;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const {
+    Scalar acc = 0;
+    if (k == 0) {
+      for (int j = 0; j < n_in; ++j) acc += u(x, j) * w(s0 + s, j);
+    } else {
+      for (int j = 0; j < n_in; ++j) acc += u(x, j) * p(s0 + s, j);
+    }
+    xi(s, k, x) = acc;
+  }
+};
+
+/// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
+/// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
+///
+/// Host backends pack each aligned block of reduction_block_size probes into `pack` (at least one block of rows,
+/// xi's L, N) and apply U to it as one matrix product (apply_matrix): the probe data streams through once and the
+/// arithmetic runs in the BLAS. Device backends compute each entry as one sequential sum in one parallel kernel
+/// (`pack` unused, it may be empty). Either way a probe's row never depends on the chunk it is in.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
+                         Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
+                         Jet3<Scalar, MemorySpace> pack) {
+  int const rows = int(xi.extent(0));
+  int const kl = int(xi.extent(1));
+  int const n_out = int(xi.extent(2));
+  int const n_in = int(u.extent(1));
+  if (rows == 0 || kl == 0 || n_out == 0) return;
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    T3K_DEBUG_ASSERT(pack.extent(0) >= min_of(reduction_block_size, std::size_t(rows)));
+    T3K_DEBUG_ASSERT(pack.extent(1) == std::size_t(kl) && pack.extent(2) >= std::size_t(n_in));
+    for (int s = 0; s < rows; s += int(reduction_block_size)) {
+      int const block = min_of(int(reduction_block_size), rows - s);
+      Jet3<Scalar, MemorySpace> const packed(pack.data(), block, kl, n_in);
+      pack_probe_pair(space, label, packed, w, p, s0 + s);
+      apply_matrix(space, label, Jet3<Scalar, MemorySpace>(xi.data() + std::size_t(s) * kl * n_out, block, kl, n_out),
+                   Jet3<Scalar const, MemorySpace>(packed), u, MatrixSide::rows_out, false);
+    }
+    return;
+  }
+  (void)pack;
+  Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out}),
+                       ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{xi, u, w, p, s0, n_in});
+}
+
+/// Rows of the pack buffer apply_to_probe_pair needs for chunks of `chunk_rows` probes: one block on host
+/// backends, none on device backends.
+template <class ExecutionSpace>
+constexpr std::size_t probe_pack_rows(std::size_t chunk_rows) {
+  return runs_on_host<ExecutionSpace>() ? min_of(reduction_block_size, chunk_rows) : 0;
 }
 
 /// Packs orders < out's L of rows s0.. of residual jets (W, K+1, N) into a contiguous jet: out[s,k,j] = r(s0+s,k,j).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
 void pack_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ResidualView r,
                    int s0) {
-  int const rows = int(out.extent(0));
-  int const lo = int(out.extent(1));
-  int const n = int(out.extent(2));
-  if (rows == 0 || lo == 0 || n == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n}),
-      KOKKOS_LAMBDA(int s, int k, int j) { out(s, k, j) = r(s0 + s, k, j); });
+  for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
+                     PackResidualEntry<Scalar, MemorySpace, ResidualView>{out, r, s0});
 }
+
+/// write_probe_jets entry by entry: a sequential sum over u, then over o.
+template <class Scalar, class MemorySpace, class OutputView>
+struct WriteProbeJetsEntry {
+  OutputView z;
+  Matrix<Scalar const, MemorySpace> m1;
+  Jet3<Scalar const, MemorySpace> e1;
+  Matrix<Scalar const, MemorySpace> m2;
+  Jet3<Scalar const, MemorySpace> e2;
+  int s0, k1, n1, n2;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const {
+    Scalar acc = 0;
+    if (k < k1) {
+      for (int u = 0; u < n1; ++u) acc += m1(u, j) * e1(s, k, u);
+      for (int o = 0; o < n2; ++o) acc += m2(o, j) * e2(s, k, o);
+    }
+    z(s0 + s, k, j) = acc;
+  }
+};
 
 /// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for
 /// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N).
+///
+/// On host backends, when z is a LayoutRight View in this memory space and every order is computed (K1 = K+1), each
+/// aligned block of reduction_block_size probes is written by matrix products straight into z (its rows (s, k) are
+/// then one contiguous matrix); otherwise one kernel computes each entry as a sequential sum.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
 void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
                       Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
@@ -332,15 +510,27 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
   int const n1 = int(m1.extent(0));
   int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, n_orders, n}), KOKKOS_LAMBDA(int s, int k, int j) {
-        Scalar acc = 0;
-        if (k < k1) {
-          for (int u = 0; u < n1; ++u) acc += m1(u, j) * e1(s, k, u);
-          for (int o = 0; o < n2; ++o) acc += m2(o, j) * e2(s, k, o);
+  if constexpr (runs_on_host<ExecutionSpace>() &&
+                std::is_same<typename OutputView::array_layout, Kokkos::LayoutRight>::value &&
+                std::is_same<typename OutputView::memory_space, MemorySpace>::value) {
+    if (k1 == n_orders && z.stride(1) == std::size_t(n) && z.stride(0) == std::size_t(n_orders) * n) {
+      for (int s = 0; s < rows; s += int(reduction_block_size)) {
+        std::size_t const block_rows = std::size_t(min_of(int(reduction_block_size), rows - s)) * k1;
+        Matrix<Scalar, MemorySpace> const zb(z.data() + std::size_t(s0 + s) * n_orders * n, block_rows, n);
+        matrix_product(space, label, Op::none,
+                       as_matrix<Scalar, MemorySpace>(e1.data() + std::size_t(s) * k1 * n1, block_rows, n1), Op::none,
+                       m1, zb, false);
+        if (n2 > 0) {
+          matrix_product(space, label, Op::none,
+                         as_matrix<Scalar, MemorySpace>(e2.data() + std::size_t(s) * k1 * n2, block_rows, n2), Op::none,
+                         m2, zb, true);
         }
-        z(s0 + s, k, j) = acc;
-      });
+      }
+      return;
+    }
+  }
+  for_each_jet_entry(space, label, rows, n_orders, n,
+                     WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});
 }
 
 }  // namespace impl

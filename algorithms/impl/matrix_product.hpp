@@ -29,6 +29,20 @@ Matrix<Scalar const, MemorySpace> as_matrix(Scalar const* data, std::size_t rows
 /// Whether a factor of a product enters as stored or transposed.
 enum class Op { none, transpose };
 
+/// One entry of C of matrix_product_kernel (a functor, not a lambda: see jet_kernels.hpp on nvcc).
+template <class Scalar, class MemorySpace>
+struct MatrixProductEntry {
+  Matrix<Scalar const, MemorySpace> a, b;
+  Matrix<Scalar, MemorySpace> c;
+  int inner;
+  bool ta, tb, accumulate;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int j) const {
+    Scalar acc = 0;
+    for (int p = 0; p < inner; ++p) acc += (ta ? a(p, i) : a(i, p)) * (tb ? b(j, p) : b(p, j));
+    c(i, j) = accumulate ? c(i, j) + acc : acc;
+  }
+};
+
 /// C [+]= op(A) op(B) by a plain kernel: each entry of C is one sequential sum over the inner index, from zero. The
 /// fallback when Kokkos Kernels is absent, and the independent reference its tests compare KokkosBlas::gemm with.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -41,12 +55,10 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
   bool const ta = op_a == Op::transpose, tb = op_b == Op::transpose;
   if (m == 0 || n == 0) return;
   Kokkos::parallel_for(
-      label, Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>, Kokkos::IndexType<int>>(space, {0, 0}, {m, n}),
-      KOKKOS_LAMBDA(int i, int j) {
-        Scalar acc = 0;
-        for (int p = 0; p < inner; ++p) acc += (ta ? a(p, i) : a(i, p)) * (tb ? b(j, p) : b(p, j));
-        c(i, j) = accumulate ? c(i, j) + acc : acc;
-      });
+      label,
+      Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                            Kokkos::IndexType<int>>(space, {0, 0}, {m, n}),
+      MatrixProductEntry<Scalar, MemorySpace>{a, b, c, inner, ta, tb, accumulate});
 }
 
 /// C [+]= op(A) op(B) (accumulate: C += ..., else C = ...). Shapes are the caller's invariant (checked in debug

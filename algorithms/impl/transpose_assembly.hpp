@@ -23,13 +23,37 @@ namespace impl {
 /// same sequence of operations; only the traversal differs.
 template <class ExecutionSpace>
 constexpr bool assemble_by_rows() {
-  return std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+  return runs_on_host<ExecutionSpace>();
 }
 
 /// Width of the register-resident strips of the row-wise kernels, and the tile of the TT assembly.
 constexpr int assembly_strip = 64;
 constexpr int tile_u = 8;
 constexpr int tile_b = 32;
+
+/// One output entry per thread of a per-probe assembly on device backends (functors, not lambdas: see
+/// jet_kernels.hpp on nvcc).
+template <class Assembly, class OutView>
+struct TtPerProbeEntry {
+  Assembly self;
+  OutView out;
+  std::size_t row0;
+  int nb;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int a, int ub) const {
+    int const u = ub / nb;
+    int const b = ub - u * nb;
+    out(row0 + std::size_t(s), a, u, b) = self.contribution(s, a, u, b);
+  }
+};
+template <class Assembly, class OutView>
+struct TuckerPerProbeEntry {
+  Assembly self;
+  OutView out;
+  std::size_t row0;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int o, int j) const {
+    out(row0 + std::size_t(s), o, j) = self.contribution(s, o, j);
+  }
+};
 
 /// H~[a,u,b] contributions of one chunk (SPEC.md section 8):
 ///   sum_k MN^(k)[a,b] deta~^(k)[u] + [has_px] PX^(k)[a,u] sigma~[i+1]^(k)[b] + [has_xn] XN^(k)[u,b] tau~[i]^(k)[a].
@@ -105,13 +129,9 @@ struct TtAssembly {
           });
       return;
     }
-    Kokkos::parallel_for(
-        "t3k::probe_derivatives_transpose::assemble_tt_per_probe",
-        Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, na, nu * nb}), KOKKOS_LAMBDA(int s, int a, int ub) {
-          int const u = ub / nb;
-          int const b = ub - u * nb;
-          out(row0 + std::size_t(s), a, u, b) = self.contribution(s, a, u, b);
-        });
+    Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tt_per_probe",
+                         Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, na, nu * nb}),
+                         TtPerProbeEntry<TtAssembly, decltype(out)>{self, out, row0, nb});
   }
 };
 
@@ -228,10 +248,9 @@ struct TuckerAssembly {
           });
       return;
     }
-    Kokkos::parallel_for(
-        "t3k::probe_derivatives_transpose::assemble_tucker_per_probe",
-        Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, no, nj}),
-        KOKKOS_LAMBDA(int s, int o, int j) { out(row0 + std::size_t(s), o, j) = self.contribution(s, o, j); });
+    Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tucker_per_probe",
+                         Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, no, nj}),
+                         TuckerPerProbeEntry<TuckerAssembly, decltype(out)>{self, out, row0});
   }
 };
 

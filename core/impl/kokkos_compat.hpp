@@ -8,6 +8,7 @@
 #endif
 
 #include <string>
+#include <type_traits>
 
 #ifndef KOKKOS_VERSION
 #error "T3K needs a Kokkos that defines KOKKOS_VERSION (3.4 or newer)"
@@ -39,6 +40,13 @@ KOKKOS_INLINE_FUNCTION constexpr T max_of(T a, T b) {
 }
 
 namespace impl {
+
+/// Whether `ExecutionSpace` runs on the host (its memory is HostSpace): host backends get cache-blocked and
+/// BLAS-backed variants of some kernels; device backends one fully parallel kernel.
+template <class ExecutionSpace>
+constexpr bool runs_on_host() {
+  return std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+}
 
 /// RAII profiling region. FIXME_KOKKOS3: remove when Kokkos >= 4 is required (use Kokkos::Profiling::ScopedRegion).
 class ProfilingRegion {
