@@ -8,9 +8,10 @@
 /// reshaped freely through unmanaged Views.
 ///
 /// Determinism: every kernel computes each output entry by a sequential sum in a fixed order, parallel only over
-/// output entries, and the core contractions (apply_matrix) run one matrix product per aligned block of probes. A
-/// probe's results therefore never depend on the chunk it was computed in, which is what makes the chunked J^T
-/// bitwise equal to the dense one (SPEC.md section 9).
+/// output entries, and the core contractions (apply_matrix) run one matrix product per aligned block of probes on
+/// host backends (one plain kernel, each entry a sequential sum, on device backends). A probe's results therefore
+/// never depend on the chunk it was computed in, which is what makes the chunked J^T bitwise equal to the dense one
+/// (SPEC.md section 9).
 
 #include "algorithms/impl/matrix_product.hpp"
 #include "core/chunk_size.hpp"
