@@ -20,9 +20,9 @@ constexpr std::size_t reduction_block_size = 64;
 
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
-/// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` takes the
-/// smaller of the balance estimate and the chunk of this many workspace bytes. Device backends have no cap: their
-/// kernels want rows.
+/// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
+/// the chunk of this many workspace bytes (J^T: the smaller of the balance estimate and that chunk; probes, probe jets
+/// and J: that chunk). Device backends have no cap: their kernels want rows.
 constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
 
 class ChunkSize {
