@@ -6,6 +6,7 @@
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/probe_checks.hpp"
 #include "core/chunk_size.hpp"
+#include "core/impl/view_utils.hpp"
 #include "core/impl/workspace.hpp"
 #include "core/tucker_tensor_train.hpp"
 #include "core/uniform_tucker_tensor_train.hpp"
@@ -48,8 +49,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     n_max = max_of(n_max, n[i]);
   }
   for (auto e : r) r_max = max_of(r_max, e);
-  std::size_t big_n_max = 0;
-  for (auto e : x.mode_shapes()) big_n_max = max_of(big_n_max, e);
+  std::size_t const big_n_max = max_element_or(x.mode_shapes(), 1);
   auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views v;
     auto const cat = WorkspaceCategory::sweep;

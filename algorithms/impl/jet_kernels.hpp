@@ -157,23 +157,34 @@ struct ContractJetsEntry {
   }
 };
 
-/// contract_jets on host backends, summing over P: one (s, n) per iteration, axpy form over a strip of contiguous
-/// outputs (Y's rows are read contiguously and the innermost loop vectorizes); each entry still sums over (a, y) in
-/// the order of ContractJetsEntry.
+/// contract_jets on host backends: one (s, n) per iteration, each entry summed over (a, y) in the order of
+/// ContractJetsEntry.
+///   first (summing over P): axpy form over a strip of contiguous outputs (Y's rows are read contiguously and the
+///   innermost loop vectorizes);
+///   second (summing over Q): four dot products over contiguous rows at a time (independent add chains).
 template <class Scalar, class MemorySpace>
-struct ContractJetsRowsFirst {
+struct ContractJetsRows {
   static constexpr int strip = 64;
   Jet3<Scalar, MemorySpace> out;
   Jet4<Scalar const, MemorySpace> ymat;
   Jet3<Scalar const, MemorySpace> v;
   JetPairing pairing;
   int lo, ly, lv, n_sum, n_out;
-  bool accumulate;
+  bool first, accumulate;
+
   KOKKOS_INLINE_FUNCTION void operator()(int sn) const {
     int const s = sn / lo;
     int const n = sn - s * lo;
-    std::size_t const row_stride = ymat.extent(3);
     CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    if (first) {
+      sum_over_first(s, n, pairs);
+    } else {
+      sum_over_second(s, n, pairs);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void sum_over_first(int s, int n, CoefficientPairs const& pairs) const {
+    std::size_t const row_stride = ymat.extent(3);
     for (int x0 = 0; x0 < n_out; x0 += strip) {
       int const width = n_out - x0 < strip ? n_out - x0 : strip;
       Scalar acc[strip];
@@ -190,22 +201,8 @@ struct ContractJetsRowsFirst {
       store_strip(&out(s, n, x0), acc, width, accumulate);
     }
   }
-};
 
-/// contract_jets on host backends, summing over Q: one (s, n) per iteration, four dot products over contiguous rows
-/// at a time (independent add chains), each in the order of ContractJetsEntry.
-template <class Scalar, class MemorySpace>
-struct ContractJetsRowsSecond {
-  Jet3<Scalar, MemorySpace> out;
-  Jet4<Scalar const, MemorySpace> ymat;
-  Jet3<Scalar const, MemorySpace> v;
-  JetPairing pairing;
-  int lo, ly, lv, n_sum, n_out;
-  bool accumulate;
-  KOKKOS_INLINE_FUNCTION void operator()(int sn) const {
-    int const s = sn / lo;
-    int const n = sn - s * lo;
-    CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+  KOKKOS_INLINE_FUNCTION void sum_over_second(int s, int n, CoefficientPairs const& pairs) const {
     for (int x0 = 0; x0 < n_out; x0 += 4) {
       int const width = n_out - x0 < 4 ? n_out - x0 : 4;
       Scalar acc[4] = {0, 0, 0, 0};
@@ -247,16 +244,9 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
   if (rows == 0 || lo == 0 || n_out == 0) return;
   bool const first = axis == ContractAxis::first;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    Kokkos::RangePolicy<ExecutionSpace> const policy(space, 0, rows * lo);
-    if (first) {
-      Kokkos::parallel_for(
-          label, policy,
-          ContractJetsRowsFirst<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, accumulate});
-    } else {
-      Kokkos::parallel_for(
-          label, policy,
-          ContractJetsRowsSecond<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, accumulate});
-    }
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo),
+        ContractJetsRows<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, first, accumulate});
     return;
   }
   Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}),
