@@ -116,6 +116,28 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
 
 }  // namespace impl
 
+/// Probe jets of a T3 written into caller-owned arrays: z[i] is (W, K+1, N_i) for every mode, overwritten with the
+/// normalized Taylor coefficients z_i^(k) (orders k >= d are written as zeros). The same bits as probe_derivatives,
+/// without allocating the output: a caller that evaluates probes repeatedly (an optimizer's iterations) reuses z
+/// and skips first touching a fresh output, which on Linux hosts costs more than the sweep itself at small ranks
+/// (perf/README.md, "output reuse").
+///
+/// \param z one (W, K+1, N_i) View per mode; must not overlap ww or pp
+/// Other parameters as probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void probe_derivatives_into(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                            std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp, std::size_t order,
+                            ProbeJets<Scalar, MemorySpace> const& z, ChunkSize chunk_size = ChunkSize::automatic()) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  std::string const where = "t3k::probe_derivatives";
+  auto const shapes = x.mode_shapes();
+  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
+  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
+  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  impl::check_jet_stack(where, "z", z, w, order, shapes);
+  impl::t3_probe_jet_sweep(space, x, ww, pp, impl::general_jet_length(order, x.n_modes()), z, chunk_size);
+}
+
 /// Probe jets of a T3: for W probe pairs (ww[i], pp[i]) of shape (W, N_i) and order K, returns one View
 /// (W, K+1, N_i) per mode holding the normalized Taylor coefficients z_i^(k). Orders k >= d are zero.
 ///
@@ -132,18 +154,15 @@ ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
                                                  std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
                                                  std::size_t order, ChunkSize chunk_size = ChunkSize::automatic()) {
   static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
-  std::string const where = "t3k::probe_derivatives";
   auto const shapes = x.mode_shapes();
-  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
-  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
-  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  std::size_t const w = impl::check_probe_stack("t3k::probe_derivatives", "ww", ww, shapes);
   ProbeJets<Scalar, MemorySpace> z;
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     z.emplace_back(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probe_derivatives::z_" + std::to_string(i)), w,
         order + 1, shapes[i]);
   }
-  impl::t3_probe_jet_sweep(space, x, ww, pp, impl::general_jet_length(order, x.n_modes()), z, chunk_size);
+  probe_derivatives_into(space, x, ww, pp, order, z, chunk_size);
   return z;
 }
 
@@ -164,6 +183,23 @@ ProbeJets<Scalar, MemorySpace> probe_derivatives_symmetric(ExecutionSpace const&
                            order);
 }
 
+/// Order-0 probes written into caller-owned arrays: z[i] is (W, N_i) for every mode (must not overlap ww). The same
+/// bits as probes, without allocating the output (see probe_derivatives_into for why).
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void probes_into(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                 std::vector<ProbeView> const& ww, Probes<Scalar, MemorySpace> const& z) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  auto const shapes = x.mode_shapes();
+  std::size_t const w = impl::check_probe_stack("t3k::probes", "ww", ww, shapes);
+  std::size_t const wz = impl::check_probe_stack("t3k::probes", "z", z, shapes);
+  if (wz != w) throw DimensionMismatch(impl::concat("t3k::probes: ww has ", w, " probes but z has ", wz, " rows"));
+  std::vector<impl::Jet3<Scalar, MemorySpace>> z3;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) z3.emplace_back(z[i].data(), w, 1, shapes[i]);  // (W, 1, N_i)
+  // Order 0 never reads the directions, so ww stands in for pp.
+  impl::t3_probe_jet_sweep(space, x, ww, ww, 1, z3, ChunkSize::automatic());
+}
+
 /// Order-0 probes z_i = X(w_0, .., w_{i-1}, ., w_{i+1}, ..) of every mode: one View (W, N_i) per mode.
 /// **Blocking:** no. **Throws:** DimensionMismatch naming the mode.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
@@ -173,14 +209,11 @@ Probes<Scalar, MemorySpace> probes(ExecutionSpace const& space, TuckerTensorTrai
   auto const shapes = x.mode_shapes();
   std::size_t const w = impl::check_probe_stack("t3k::probes", "ww", ww, shapes);
   Probes<Scalar, MemorySpace> z;
-  std::vector<impl::Jet3<Scalar, MemorySpace>> z3;
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::probes::z_" + std::to_string(i)), w,
                    shapes[i]);
-    z3.emplace_back(z.back().data(), w, 1, shapes[i]);  // (W, 1, N_i): order 0 only
   }
-  // Order 0 never reads the directions, so ww stands in for pp.
-  impl::t3_probe_jet_sweep(space, x, ww, ww, 1, z3, ChunkSize::automatic());
+  probes_into(space, x, ww, z);
   return z;
 }
 

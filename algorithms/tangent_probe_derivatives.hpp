@@ -172,6 +172,39 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
 
 }  // namespace impl
 
+/// The forward Jacobian J written into caller-owned arrays: z[i] is (n_tangent, W, K+1, N_i) for every mode, and is
+/// overwritten with the probe jets of the tangent tensors T(v_t). The same bits as tangent_probe_derivatives,
+/// without allocating the output (see probe_derivatives_into for why it matters).
+///
+/// \param z one (n_tangent, W, K+1, N_i) View per mode; must not overlap ww or pp
+/// Other parameters as tangent_probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array,
+/// the mode and both shapes.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void tangent_probe_derivatives_into(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                    T3Variation<Scalar, MemorySpace> const& v, std::vector<ProbeView> const& ww,
+                                    std::vector<ProbeView> const& pp, std::size_t order,
+                                    TangentProbeJets<Scalar, MemorySpace> const& z,
+                                    ChunkSize chunk_size = ChunkSize::automatic()) {
+  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
+  std::string const where = "t3k::tangent_probe_derivatives";
+  auto const shapes = frame.mode_shapes();
+  std::size_t const nt = impl::check_variation(where, frame, v);
+  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
+  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
+  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  if (z.size() != shapes.size()) {
+    throw DimensionMismatch(impl::concat(where, ": got ", z.size(), " z arrays for d = ", shapes.size(),
+                                         " modes; expected one (n_tangent x W x (K+1) x N_i) array per mode"));
+  }
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    impl::check_shape(where, impl::concat("z[", i, "]"), z[i], {nt, w, order + 1, shapes[i]});
+  }
+  if (nt > 0 && w > 0) {
+    impl::tangent_probe_jet_sweep(space, frame, v, ww, pp, impl::general_jet_length(order, frame.n_modes()), z,
+                                  chunk_size);
+  }
+}
+
 /// The forward Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t)
 /// (SPEC.md section 7), one View (n_tangent, W, K+1, N_i) per mode; orders >= d are zero.
 ///
@@ -189,23 +222,16 @@ TangentProbeJets<Scalar, MemorySpace> tangent_probe_derivatives(ExecutionSpace c
                                                                 std::vector<ProbeView> const& ww,
                                                                 std::vector<ProbeView> const& pp, std::size_t order,
                                                                 ChunkSize chunk_size = ChunkSize::automatic()) {
-  static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
-  std::string const where = "t3k::tangent_probe_derivatives";
+  // Shapes for the output; tangent_probe_derivatives_into checks every argument.
   auto const shapes = frame.mode_shapes();
-  std::size_t const nt = impl::check_variation(where, frame, v);
-  std::size_t const w = impl::check_probe_stack(where, "ww", ww, shapes);
-  std::size_t const wp = impl::check_probe_stack(where, "pp", pp, shapes);
-  if (wp != w) throw DimensionMismatch(impl::concat(where, ": ww has ", w, " probes but pp has ", wp));
+  std::size_t const w = impl::check_probe_stack("t3k::tangent_probe_derivatives", "ww", ww, shapes);
   TangentProbeJets<Scalar, MemorySpace> z;
   for (std::size_t i = 0; i < frame.n_modes(); ++i) {
     z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
                                       "t3k::tangent_probe_derivatives::z_" + std::to_string(i)),
-                   nt, w, order + 1, shapes[i]);
+                   v.n_stack(), w, order + 1, shapes[i]);
   }
-  if (nt > 0 && w > 0) {
-    impl::tangent_probe_jet_sweep(space, frame, v, ww, pp, impl::general_jet_length(order, frame.n_modes()), z,
-                                  chunk_size);
-  }
+  tangent_probe_derivatives_into(space, frame, v, ww, pp, order, z, chunk_size);
   return z;
 }
 

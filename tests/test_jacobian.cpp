@@ -9,6 +9,8 @@
 #include "algorithms/t3_tangent.hpp"
 #include "core/memory_tracking.hpp"
 
+#include <limits>
+
 namespace {
 
 using namespace t3k_test;
@@ -295,6 +297,37 @@ void bad_residuals_throw() {
   EXPECT_EQ(t3k::ChunkSize::parse("17").rows(), 17u);
 }
 
+// tangent_probe_derivatives_into overwrites every entry of caller-owned arrays (prefilled with NaN, so orders >= d
+// left unwritten would show) with the bits of the allocating form, and names the array of the wrong shape.
+template <class C>
+void tangent_into_overwrites_caller_arrays() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  auto fc = frame_shape_cases()[3];  // d = 4
+  auto f = random_frame<S, Mem>(space, fc, 6);
+  std::size_t const d = fc.big_n.size(), w = 70, nt = 2, order = d + 1;
+  auto v = random_variation_for_test(space, f, nt, 7);
+  auto ww = probe_stack<C>(fc.big_n, w, 30);
+  auto pp = probe_stack<C>(fc.big_n, w, 40);
+  t3k::TangentProbeJets<S, Mem> z;
+  for (auto n : fc.big_n) {
+    z.emplace_back("z", nt, w, order + 1, n);
+    Kokkos::deep_copy(z.back(), std::numeric_limits<S>::quiet_NaN());
+  }
+  t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z, t3k::ChunkSize::of(16));
+  auto ref = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
+  for (std::size_t i = 0; i < d; ++i) EXPECT_EQ(flat_host(z[i]), flat_host(ref[i])) << "mode " << i;
+  z[d - 1] = Jets4<C>("short", nt, w, order, fc.big_n[d - 1]);  // K coefficients where K + 1 are due
+  try {
+    t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z);
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find(t3k::impl::concat("z[", d - 1, "] has shape")), std::string::npos)
+        << e.what();
+  }
+}
+
 template <class C>
 class JacobianTest : public ::testing::Test {};
 TYPED_TEST_SUITE(JacobianTest, TestConfigs);
@@ -305,6 +338,7 @@ TYPED_TEST(JacobianTest, TransposeMatchesExplicitJacobian) { transpose_matches_e
 TYPED_TEST(JacobianTest, ChunkedTransposeEqualsDenseBitwise) { chunked_transpose_equals_dense_bitwise<TypeParam>(); }
 TYPED_TEST(JacobianTest, PeakMemoryGrowsWithChunkNotProbes) { peak_memory_grows_with_chunk_not_probes<TypeParam>(); }
 TYPED_TEST(JacobianTest, BadResidualsThrow) { bad_residuals_throw<TypeParam>(); }
+TYPED_TEST(JacobianTest, TangentIntoOverwritesCallerArrays) { tangent_into_overwrites_caller_arrays<TypeParam>(); }
 
 }  // namespace
 

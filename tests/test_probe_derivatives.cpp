@@ -7,6 +7,8 @@
 #include "algorithms/to_dense.hpp"
 #include "core/impl/host_random.hpp"
 
+#include <limits>
+
 namespace {
 
 using namespace t3k_test;
@@ -207,6 +209,58 @@ void bad_probe_stacks_throw() {
   EXPECT_THROW(t3k::probe_derivatives(space, x, ww, fewer, 1), t3k::DimensionMismatch);
 }
 
+// The _into forms overwrite every entry of caller-owned arrays (prefilled with NaN, so an entry left unwritten,
+// such as an order >= d that must be zero, shows) with the bits of the allocating forms, and reject arrays of the
+// wrong shape naming the array and mode.
+template <class C>
+void into_forms_overwrite_caller_arrays() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  auto tc = t3_cases()[5];  // d = 5
+  std::size_t const d = tc.big_n.size(), w = 70;  // more than one 64-probe block
+  auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
+  auto ww = random_probe_stack<C>(tc.big_n, w, 4);
+  auto pp = random_probe_stack<C>(tc.big_n, w, 5);
+  S const nan = std::numeric_limits<S>::quiet_NaN();
+  for (std::size_t order : {std::size_t(0), std::size_t(2), d + 1}) {
+    t3k::ProbeJets<S, Mem> z;
+    for (auto n : tc.big_n) {
+      z.emplace_back("z", w, order + 1, n);
+      Kokkos::deep_copy(z.back(), nan);
+    }
+    t3k::probe_derivatives_into(space, x, ww, pp, order, z, t3k::ChunkSize::of(16));
+    auto ref = t3k::probe_derivatives(space, x, ww, pp, order);
+    for (std::size_t i = 0; i < d; ++i) EXPECT_EQ(flat(z[i]), flat(ref[i])) << "order " << order << " mode " << i;
+  }
+  t3k::Probes<S, Mem> z0;
+  for (auto n : tc.big_n) {
+    z0.emplace_back("z0", w, n);
+    Kokkos::deep_copy(z0.back(), nan);
+  }
+  t3k::probes_into(space, x, ww, z0);
+  auto ref0 = t3k::probes(space, x, ww);
+  for (std::size_t i = 0; i < d; ++i) EXPECT_EQ(flat(z0[i]), flat(ref0[i])) << "mode " << i;
+
+  auto bad = z0;
+  bad[1] = Probe2<C>("bad", w, tc.big_n[1] + 1);
+  try {
+    t3k::probes_into(space, x, ww, bad);
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find("z[1] has shape"), std::string::npos) << e.what();
+  }
+  t3k::ProbeJets<S, Mem> short_jets;
+  for (auto n : tc.big_n) short_jets.emplace_back("z", w, 2, n);
+  try {
+    t3k::probe_derivatives_into(space, x, ww, pp, 2, short_jets);  // K + 1 = 3 coefficients expected
+    FAIL();
+  } catch (t3k::DimensionMismatch const& e) {
+    EXPECT_NE(std::string(e.what()).find("z[0] has shape"), std::string::npos) << e.what();
+  }
+  short_jets.pop_back();
+  EXPECT_THROW(t3k::probe_derivatives_into(space, x, ww, pp, 1, short_jets), t3k::DimensionMismatch);
+}
 
 template <class C>
 class ProbeDerivativesTest : public ::testing::Test {};
@@ -217,5 +271,6 @@ TYPED_TEST(ProbeDerivativesTest, ProbesMatchDenseContraction) { probes_match_den
 TYPED_TEST(ProbeDerivativesTest, JetsAreTaylorCoefficients) { jets_are_taylor_coefficients<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, SymmetricProbesBroadcast) { symmetric_probes_broadcast<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, BadProbeStacksThrow) { bad_probe_stacks_throw<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, IntoFormsOverwriteCallerArrays) { into_forms_overwrite_caller_arrays<TypeParam>(); }
 
 }  // namespace
