@@ -400,6 +400,29 @@ void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar
                      PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
 }
 
+/// out[s,k,x] = in[k,s,x]: coefficient-major block products back into a jet.
+template <class Scalar, class MemorySpace>
+struct InterleaveEntry {
+  Jet3<Scalar, MemorySpace> out;
+  Jet3<Scalar const, MemorySpace> in;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = in(k, s, x); }
+};
+
+/// Whether a probe View type can hand its rows to a matrix product of Scalar in MemorySpace as they are.
+template <class Scalar, class MemorySpace, class ProbeView>
+constexpr bool probe_rows_may_be_matrix() {
+  return std::is_same<typename ProbeView::memory_space, MemorySpace>::value &&
+         std::is_same<typename ProbeView::non_const_value_type, Scalar>::value;
+}
+
+/// Whether the rows of a rank-2 View are the rows of a LayoutRight (W, n_cols) matrix (contiguous rows, row stride
+/// n_cols), so that a block of them can go to a matrix product without a copy.
+template <class ProbeView>
+bool rows_are_matrix(ProbeView const& v, int n_cols) {
+  return v.extent(0) > 0 && (v.extent(0) == 1 || v.stride(0) == std::size_t(n_cols)) &&
+         (n_cols <= 1 || v.stride(1) == 1);
+}
+
 /// apply_to_probe_pair on device backends: one entry of xi per thread, a sequential sum over j.
 template <class Scalar, class MemorySpace, class ProbeView>
 struct ApplyToProbePairEntry {
@@ -421,9 +444,10 @@ struct ApplyToProbePairEntry {
 /// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
 /// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
 ///
-/// Host backends pack each aligned block of reduction_block_size probes into `pack` (at least one block of rows,
-/// xi's L, N) and apply U to it as one matrix product (apply_matrix): the probe data streams through once and the
-/// arithmetic runs in the BLAS. Device backends compute each entry as one sequential sum in one parallel kernel
+/// Host backends apply U to each aligned block of reduction_block_size probes by matrix products in the BLAS: straight
+/// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; the products then go
+/// through `pack` coefficient by coefficient, when it is wide enough), otherwise on a copy of the block packed into
+/// `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one sequential sum in one parallel kernel
 /// (`pack` unused, it may be empty). Either way a probe's row never depends on the chunk it is in.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
@@ -437,6 +461,30 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
   if constexpr (runs_on_host<ExecutionSpace>()) {
     T3K_DEBUG_ASSERT(pack.extent(0) >= min_of(reduction_block_size, std::size_t(rows)));
     T3K_DEBUG_ASSERT(pack.extent(1) == std::size_t(kl) && pack.extent(2) >= std::size_t(n_in));
+    if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
+      // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
+      // more, a fifth of the sweep's time at N = 1024). With two coefficients, each block's products go to pack
+      // coefficient by coefficient and are interleaved into xi (n_out entries per row instead of N copied).
+      bool const direct = rows_are_matrix(w, n_in) &&
+                          (kl == 1 || (rows_are_matrix(p, n_in) && std::size_t(n_out) <= pack.extent(2)));
+      using ConstMatrix = Matrix<Scalar const, MemorySpace>;
+      for (int s = 0; direct && s < rows; s += int(reduction_block_size)) {
+        int const block = min_of(int(reduction_block_size), rows - s);
+        Scalar* const xi_block = xi.data() + std::size_t(s) * kl * n_out;
+        Matrix<Scalar, MemorySpace> const out_w(kl == 1 ? xi_block : pack.data(), block, n_out);
+        matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u, out_w,
+                       false);
+        if (kl == 1) continue;
+        Matrix<Scalar, MemorySpace> const out_p(pack.data() + std::size_t(block) * n_out, block, n_out);
+        matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u, out_p,
+                       false);
+        for_each_jet_entry(space, label, block, kl, n_out,
+                           InterleaveEntry<Scalar, MemorySpace>{Jet3<Scalar, MemorySpace>(xi_block, block, kl, n_out),
+                                                                Jet3<Scalar const, MemorySpace>(pack.data(), kl, block,
+                                                                                                n_out)});
+      }
+      if (direct) return;
+    }
     for (int s = 0; s < rows; s += int(reduction_block_size)) {
       int const block = min_of(int(reduction_block_size), rows - s);
       Jet3<Scalar, MemorySpace> const packed(pack.data(), block, kl, n_in);
