@@ -104,7 +104,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     bool const full = batch_size == w;
     auto batch = full ? std::vector<std::size_t>() : sampler.next();
     auto sub = full ? problem : impl::minibatch_problem(space, problem, batch);
-    auto eval = evaluate_loss(space, sub, x);
+    auto eval = evaluate_loss(space, sub, x, session.spare_residual);
+    session.spare_residual = eval.residual;  // the next minibatch of the same size overwrites it
     auto g = riemannian_gradient(space, sub, frame, eval, chunk);
     double const scale = full ? 1.0 : double(w) / double(batch.size());
     if (!full) scale_variation(space, Scalar(scale), g);

@@ -113,6 +113,19 @@ double weighted_jet_dot(ExecutionSpace const& space, std::vector<Kokkos::View<Sc
   return total;
 }
 
+/// Whether `views` holds one array per mode of extents (leading..., N_i): a reusable output buffer fits.
+template <class View>
+bool stack_fits(std::vector<View> const& views, std::vector<std::size_t> const& leading,
+                std::vector<std::size_t> const& mode_shapes) {
+  if (views.size() != mode_shapes.size()) return false;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    auto expected = leading;
+    expected.push_back(mode_shapes[i]);
+    if (view_shape(views[i]) != expected) return false;
+  }
+  return true;
+}
+
 }  // namespace impl
 
 /// Loss, residual and probe jets at one point.
@@ -131,34 +144,51 @@ double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, Memor
 }
 
 /// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
+/// `recycled` (optional) is a residual this call may overwrite and return (an earlier evaluation's, no longer
+/// needed): when its shapes fit, the probe jets are written into it instead of a fresh allocation, which spares an
+/// optimizer iteration first touching W x (K+1) x sum N_i new entries (perf/README.md, "output reuse").
 /// **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
                                                   FittingProblem<Scalar, MemorySpace> const& problem,
-                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                  ProbeJets<Scalar, MemorySpace> recycled = {}) {
   LossEvaluation<Scalar, MemorySpace> out;
-  auto z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);
-  std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> diff;
+  bool const fits = impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, x.mode_shapes());
+  auto z = fits ? std::move(recycled) : ProbeJets<Scalar, MemorySpace>{};
+  if (fits) {
+    probe_derivatives_into(space, x, problem.ww, problem.pp, problem.order, z);
+  } else {
+    z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);
+  }
+  // z becomes the residual c (z - y) in place, and the loss 0.5 sum (z - y) . c (z - y) is summed in the same pass
+  // (each probe's row in a fixed order, then the rows as weighted_jet_dot sums them).
   bool const weighted = problem.weights.data() != nullptr;
   auto weights = problem.weights;
+  double total = 0;
   for (std::size_t i = 0; i < z.size(); ++i) {
     auto zi = z[i];
     auto yi = problem.targets[i];
-    Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace> di(
-        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::fitting::difference"), zi.layout());
-    int const w = int(zi.extent(0)), k = int(zi.extent(1)), n = int(zi.extent(2));
-    // z becomes the residual c (z - y) in place; di keeps z - y for the loss.
-    Kokkos::parallel_for(
-        "t3k::fitting::residual", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {w, k, n}),
-        KOKKOS_LAMBDA(int s, int q, int j) {
-          Scalar const e = zi(s, q, j) - yi(s, q, j);
-          di(s, q, j) = e;
-          zi(s, q, j) = weighted ? weights(s) * e : e;
-        });
-    diff.push_back(di);
+    int const k = int(zi.extent(1)), n = int(zi.extent(2));
+    double part = 0;
+    Kokkos::parallel_reduce(
+        "t3k::fitting::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(zi.extent(0))),
+        KOKKOS_LAMBDA(int s, double& acc) {
+          double row = 0;
+          for (int q = 0; q < k; ++q) {
+            for (int j = 0; j < n; ++j) {
+              Scalar const e = zi(s, q, j) - yi(s, q, j);
+              Scalar const r = weighted ? weights(s) * e : e;
+              zi(s, q, j) = r;
+              row += double(e) * double(r);
+            }
+          }
+          acc += row;
+        },
+        part);
+    total += part;
   }
-  // 0.5 sum (z - y) . c (z - y), without weighting twice.
-  out.loss = 0.5 * problem.comm.allreduce_sum(impl::weighted_jet_dot(space, diff, z, Kokkos::View<Scalar*, MemorySpace>()));
+  out.loss = 0.5 * problem.comm.allreduce_sum(total);
   out.residual = std::move(z);
   return out;
 }
@@ -180,15 +210,26 @@ T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space
 }
 
 /// Gauss-Newton products v -> gauge_project(J^T (c J v)) for a stack of gauged variations. J is local to this rank's
-/// rows; J^T is summed over ranks by one reduction per call (collective). **Blocking:** no for one rank, yes for
-/// several.
+/// rows; J^T is summed over ranks by one reduction per call (collective). `jv_buffer` (optional) holds the J v
+/// arrays between calls: reused when its shapes fit, (re)allocated otherwise, so CG iterations do not each allocate
+/// and first touch n_tangent x W x (K+1) x sum N_i entries. **Blocking:** no for one rank, yes for several.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
                                                       FittingProblem<Scalar, MemorySpace> const& problem,
                                                       OrthogonalFrame<Scalar, MemorySpace> const& frame,
                                                       T3Variation<Scalar, MemorySpace> const& v,
-                                                      ChunkSize chunk_size) {
-  auto jv = tangent_probe_derivatives(space, frame, v, problem.ww, problem.pp, problem.order);
+                                                      ChunkSize chunk_size,
+                                                      TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
+  TangentProbeJets<Scalar, MemorySpace> jv;
+  bool const fits = jv_buffer != nullptr && impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(),
+                                                                          problem.order + 1}, frame.mode_shapes());
+  if (fits) {
+    jv = *jv_buffer;
+    tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
+  } else {
+    jv = tangent_probe_derivatives(space, frame, v, problem.ww, problem.pp, problem.order);
+    if (jv_buffer != nullptr) *jv_buffer = jv;
+  }
   if (problem.weights.data() != nullptr) {
     auto weights = problem.weights;
     for (auto& ji : jv) {

@@ -59,7 +59,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     }
     double alpha = options.initial_step;
     if (!(alpha > 0)) {
-      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk);
+      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
       double const curvature = double(variation_dot(space, g, gg));
       alpha = curvature > 0 ? gnorm * gnorm / curvature : 1.0;
     }
@@ -67,7 +67,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     impl::FitPoint<Scalar, MemorySpace> trial;
     for (std::size_t b = 0; b <= options.max_backtracks; ++b) {
       auto x_new = retract(space, point.frame, impl::scaled(space, g, -alpha));
-      auto eval = evaluate_loss(space, problem, x_new);
+      auto eval = evaluate_loss(space, problem, x_new, session.spare_residual);
       if (std::isfinite(eval.loss) && eval.loss <= point.eval.loss - options.armijo_c1 * alpha * gnorm * gnorm) {
         trial.x = x_new;
         trial.eval = eval;
@@ -84,6 +84,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     double const previous = point.eval.loss;
     double const step = alpha * gnorm;
     trial.frame = orthogonal_frame(space, trial.x);
+    session.spare_residual = point.eval.residual;  // overwritten by the next line search
     point = std::move(trial);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));

@@ -109,7 +109,8 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     auto batch = sampler.next();
     auto sub = impl::minibatch_problem(space, problem, batch);
-    auto eval = evaluate_loss(space, sub, x);
+    auto eval = evaluate_loss(space, sub, x, session.spare_residual);
+    session.spare_residual = eval.residual;  // the next minibatch of the same size overwrites it
     auto g = riemannian_gradient(space, sub, frame, eval, chunk);
     double const scale = double(w) / double(batch.size());
     scale_variation(space, Scalar(scale), g);

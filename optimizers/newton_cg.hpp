@@ -52,7 +52,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     g0 = gnorm;
     keeper.record(0, point.eval.loss, gnorm, 0);
     if (options.levenberg_marquardt && gnorm > 0) {
-      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk);
+      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
       lambda = options.lambda_rel * double(variation_dot(space, g, gg)) / (gnorm * gnorm);
     }
   }
@@ -70,7 +70,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     auto dir = copy_variation(space, res);
     double rs = gnorm * gnorm;
     for (std::size_t j = 0; j < options.cg_max_iterations; ++j) {
-      auto ad = gauss_newton_product(space, problem, point.frame, dir, chunk);
+      auto ad = gauss_newton_product(space, problem, point.frame, dir, chunk, &session.jv_buffer);
       if (lambda > 0) axpy_variation(space, Scalar(lambda), dir, ad);
       double const curvature = double(variation_dot(space, dir, ad));
       if (!(curvature > 0)) break;  // flat or rounding-level direction: keep what CG has
@@ -88,7 +88,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     // Quadratic model decrease for the gain ratio: -<g,d> - 0.5 <d,(GN + lambda I) d>.
     double predicted = 0;
     if (options.levenberg_marquardt) {
-      auto gd = gauss_newton_product(space, problem, point.frame, delta, chunk);
+      auto gd = gauss_newton_product(space, problem, point.frame, delta, chunk, &session.jv_buffer);
       double const dn = double(variation_norm(space, delta));
       predicted = -slope - 0.5 * (double(variation_dot(space, delta, gd)) + lambda * dn * dn);
     }
@@ -98,7 +98,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     impl::FitPoint<Scalar, MemorySpace> trial;
     for (std::size_t b = 0; b <= options.max_backtracks; ++b) {
       auto x_new = retract(space, point.frame, impl::scaled(space, delta, alpha));
-      auto eval = evaluate_loss(space, problem, x_new);
+      auto eval = evaluate_loss(space, problem, x_new, session.spare_residual);
       if (std::isfinite(eval.loss) && eval.loss <= point.eval.loss + options.armijo_c1 * alpha * slope) {
         trial.x = x_new;
         trial.eval = eval;
@@ -120,6 +120,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingPro
     double const previous = point.eval.loss;
     double const step = alpha * double(variation_norm(space, delta));
     trial.frame = orthogonal_frame(space, trial.x);
+    session.spare_residual = point.eval.residual;  // overwritten by the next line search
     point = std::move(trial);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));

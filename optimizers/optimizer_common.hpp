@@ -168,6 +168,10 @@ struct FitSession {
   FitResult<Scalar, MemorySpace> result;
   ChunkSize chunk;
   HistoryKeeper keeper;
+  /// Output arrays carried between iterations (perf/README.md, "output reuse"): the Gauss-Newton products' J v,
+  /// and the residual of the last point left behind, which the next line search overwrites.
+  TangentProbeJets<Scalar, MemorySpace> jv_buffer;
+  ProbeJets<Scalar, MemorySpace> spare_residual;
 
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
