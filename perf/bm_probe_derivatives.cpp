@@ -27,13 +27,23 @@ std::shared_ptr<T3Fixture<Scalar, ExecSpace>> t3_fixture(Shape const& s) {
   });
 }
 
-/// t3k::probes: z_i = X contracted with w_m, m != i. Arguments d, N, n, r, (K ignored), W.
-template <class Scalar, class ExecSpace = DefaultExec>
-void BM_Probes(benchmark::State& state) {
+/// t3k::probes (z_i = X contracted with w_m, m != i; arguments d, N, n, r, (K ignored), W), or with `into` the
+/// same sweep writing into output arrays allocated once outside the timed loop (t3k::probes_into): the difference
+/// is the cost of allocating and first touching a fresh output on every call.
+template <class Scalar, class ExecSpace>
+void probes_benchmark(benchmark::State& state, bool into) {
   Shape const s = shape_of(state);
   ExecSpace space;
   auto f = t3_fixture<Scalar, ExecSpace>(s);
-  auto call = [&] { auto z = t3k::probes(space, f->x, f->ww); };
+  t3k::Probes<Scalar, typename ExecSpace::memory_space> z;
+  if (into) z = t3k::probes(space, f->x, f->ww);
+  auto call = [&] {
+    if (into) {
+      t3k::probes_into(space, f->x, f->ww, z);
+    } else {
+      auto fresh = t3k::probes(space, f->x, f->ww);
+    }
+  };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
   double const total = timed_loop(state, space, call);
   double const flops = double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 0);
@@ -43,13 +53,22 @@ void BM_Probes(benchmark::State& state) {
   state.SetLabel(scalar_name<Scalar>());
 }
 
-/// t3k::probe_derivatives: jets of order K. Arguments d, N, n, r, K, W.
-template <class Scalar, class ExecSpace = DefaultExec>
-void BM_ProbeJets(benchmark::State& state) {
+/// t3k::probe_derivatives (jets of order K; arguments d, N, n, r, K, W), or with `into` probe_derivatives_into on
+/// output arrays allocated once.
+template <class Scalar, class ExecSpace>
+void probe_jets_benchmark(benchmark::State& state, bool into) {
   Shape const s = shape_of(state);
   ExecSpace space;
   auto f = t3_fixture<Scalar, ExecSpace>(s);
-  auto call = [&] { auto z = t3k::probe_derivatives(space, f->x, f->ww, f->pp, s.order); };
+  t3k::ProbeJets<Scalar, typename ExecSpace::memory_space> z;
+  if (into) z = t3k::probe_derivatives(space, f->x, f->ww, f->pp, s.order);
+  auto call = [&] {
+    if (into) {
+      t3k::probe_derivatives_into(space, f->x, f->ww, f->pp, s.order, z);
+    } else {
+      auto fresh = t3k::probe_derivatives(space, f->x, f->ww, f->pp, s.order);
+    }
+  };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
   double const total = timed_loop(state, space, call);
   double const flops =
@@ -58,6 +77,23 @@ void BM_ProbeJets(benchmark::State& state) {
   set_throughput_counters(state, total, flops, bytes);
   set_bandwidth_fraction<ExecSpace>(state);
   state.SetLabel(scalar_name<Scalar>());
+}
+
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_Probes(benchmark::State& state) {
+  probes_benchmark<Scalar, ExecSpace>(state, false);
+}
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_ProbesInto(benchmark::State& state) {
+  probes_benchmark<Scalar, ExecSpace>(state, true);
+}
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_ProbeJets(benchmark::State& state) {
+  probe_jets_benchmark<Scalar, ExecSpace>(state, false);
+}
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_ProbeJetsInto(benchmark::State& state) {
+  probe_jets_benchmark<Scalar, ExecSpace>(state, true);
 }
 
 /// One-at-a-time sweeps around a base shape (d=6, N=64, n=8, r=8, K=2, W=10^4).
@@ -73,6 +109,12 @@ void probe_sweep(benchmark::internal::Benchmark* b) {
   for (std::int64_t v : {1000, 100000}) b->Args({d, big_n, n, r, k, v});
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
+/// The shapes of the perf/README.md table (d=6, n=8, r=8, K=2): N = 64 and 1024 at W = 10^4, N = 64 at W = 10^5.
+void output_reuse_shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames(shape_arg_names());
+  b->Args({6, 64, 8, 8, 2, 10000})->Args({6, 1024, 8, 8, 2, 10000})->Args({6, 64, 8, 8, 2, 100000});
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+}
 void probe_sweep_float(benchmark::internal::Benchmark* b) {
   b->ArgNames(shape_arg_names());
   b->Args({6, 64, 8, 8, 2, 10000})->Args({6, 256, 8, 32, 2, 10000});
@@ -83,6 +125,8 @@ BENCHMARK_TEMPLATE(BM_Probes, double)->Apply(probe_sweep);
 BENCHMARK_TEMPLATE(BM_Probes, float)->Apply(probe_sweep_float);
 BENCHMARK_TEMPLATE(BM_ProbeJets, double)->Apply(probe_sweep);
 BENCHMARK_TEMPLATE(BM_ProbeJets, float)->Apply(probe_sweep_float);
+BENCHMARK_TEMPLATE(BM_ProbesInto, double)->Apply(output_reuse_shapes);
+BENCHMARK_TEMPLATE(BM_ProbeJetsInto, double)->Apply(output_reuse_shapes);
 
 void BM_Probes_Smoke(benchmark::State& state) { BM_Probes<double>(state); }
 void BM_ProbeJets_Smoke(benchmark::State& state) { BM_ProbeJets<double>(state); }

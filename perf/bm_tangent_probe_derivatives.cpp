@@ -6,13 +6,22 @@
 namespace t3k_bench {
 namespace {
 
-/// Arguments d, N, n, r, K, W.
-template <class Scalar, class ExecSpace = DefaultExec>
-void BM_J(benchmark::State& state) {
+/// Arguments d, N, n, r, K, W. With `into`, t3k::tangent_probe_derivatives_into on output arrays allocated once
+/// outside the timed loop (what the optimizers' Gauss-Newton products do between CG iterations).
+template <class Scalar, class ExecSpace>
+void j_benchmark(benchmark::State& state, bool into) {
   Shape const s = shape_of(state);
   ExecSpace space;
   auto f = frame_fixture<Scalar, ExecSpace>(s, 0, 1);
-  auto call = [&] { auto z = t3k::tangent_probe_derivatives(space, f->frame, f->variation, f->ww, f->pp, s.order); };
+  t3k::TangentProbeJets<Scalar, typename ExecSpace::memory_space> z;
+  if (into) z = t3k::tangent_probe_derivatives(space, f->frame, f->variation, f->ww, f->pp, s.order);
+  auto call = [&] {
+    if (into) {
+      t3k::tangent_probe_derivatives_into(space, f->frame, f->variation, f->ww, f->pp, s.order, z);
+    } else {
+      auto fresh = t3k::tangent_probe_derivatives(space, f->frame, f->variation, f->ww, f->pp, s.order);
+    }
+  };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
   double const total = timed_loop(state, space, call);
   double const flops = double(s.w) * tangent_flops_per_probe(f->dims, s.order);
@@ -21,6 +30,15 @@ void BM_J(benchmark::State& state) {
   set_throughput_counters(state, total, flops, bytes);
   set_bandwidth_fraction<ExecSpace>(state);
   state.SetLabel(scalar_name<Scalar>());
+}
+
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_J(benchmark::State& state) {
+  j_benchmark<Scalar, ExecSpace>(state, false);
+}
+template <class Scalar, class ExecSpace = DefaultExec>
+void BM_JInto(benchmark::State& state) {
+  j_benchmark<Scalar, ExecSpace>(state, true);
 }
 
 /// One-at-a-time sweeps around d=6, N=64, n=8, r=8, K=2, W=10^4.
@@ -38,6 +56,12 @@ void j_sweep(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK_TEMPLATE(BM_J, double)->Apply(j_sweep);
+BENCHMARK_TEMPLATE(BM_JInto, double)
+    ->ArgNames(shape_arg_names())
+    ->Args({6, 64, 8, 8, 2, 10000})
+    ->Args({6, 64, 8, 8, 2, 100000})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_J, float)
     ->ArgNames(shape_arg_names())
     ->Args({6, 64, 8, 8, 2, 10000})
