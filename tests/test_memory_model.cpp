@@ -291,7 +291,9 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   ASSERT_GT(per_row, 0u);
   std::size_t const expected_rows =
       t3k::impl::runs_on_host<Exec>() ? t3k::impl::rows_per_chunk(t3k::host_chunk_workspace_bytes / per_row, w) : w;
-  if (t3k::impl::runs_on_host<Exec>()) ASSERT_LT(expected_rows, w) << "the case must exceed the host cap";
+  if (t3k::impl::runs_on_host<Exec>()) {
+    ASSERT_LT(expected_rows, w) << "the case must exceed the host cap";
+  }
   EXPECT_EQ(peak(t3k::ChunkSize::automatic()), peak(t3k::ChunkSize::of(b)) + (expected_rows - b) * per_row);
   EXPECT_EQ(peak(t3k::ChunkSize::automatic()), peak(t3k::ChunkSize::of(expected_rows)));
 
