@@ -67,13 +67,13 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
     // (which made J^T launch-bound: perf/README.md, H200 figures).
     matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
                           op_m, m, Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
-    return;
-  }
-  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
-    std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
-    Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
-    Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
-    matrix_product(space, label, Op::none, block_in, op_m, m, block_out, accumulate);
+  } else {
+    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+      std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
+      Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
+      Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
+      matrix_product(space, label, Op::none, block_in, op_m, m, block_out, accumulate);
+    }
   }
 }
 
@@ -533,12 +533,61 @@ struct WriteProbeJetsEntry {
   }
 };
 
+/// write_probe_jets on host backends: one (s, k) per iteration, the row written in strips of contiguous entries held
+/// in registers while the rows of M1 and M2 stream past (each entry the sum of WriteProbeJetsEntry, in its order).
+/// Each entry of z is stored once: no read of z, no second pass for M2 (the BLAS form wrote z, then read and wrote
+/// it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of 8).
+template <class Scalar, class MemorySpace, class OutputView>
+struct WriteProbeJetsRows {
+  static constexpr int strip = 16;
+  OutputView z;
+  Matrix<Scalar const, MemorySpace> m1;
+  Jet3<Scalar const, MemorySpace> e1;
+  Matrix<Scalar const, MemorySpace> m2;
+  Jet3<Scalar const, MemorySpace> e2;
+  int s0, k1, n_orders, n, n1, n2;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
+    int const s = sk / n_orders;
+    int const k = sk - s * n_orders;
+    if (k >= k1) {
+      for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
+      return;
+    }
+    int j0 = 0;
+    for (; j0 + strip <= n; j0 += strip) write_strip<strip>(s, k, j0, strip);  // a constant width: acc in registers
+    if (j0 < n) write_strip<0>(s, k, j0, n - j0);
+  }
+
+  /// z[s0+s, k, j0+q] = sum_u M1[u, j0+q] e1[s,k,u] + sum_o M2[o, j0+q] e2[s,k,o], q < width (Width if nonzero).
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION void write_strip(int s, int k, int j0, int runtime_width) const {
+    int const width = Width > 0 ? Width : runtime_width;
+    Scalar acc[strip];
+    for (int q = 0; q < width; ++q) acc[q] = 0;
+    for (int u = 0; u < n1; ++u) {
+      Scalar const e = e1(s, k, u);
+      Scalar const* row = &m1(u, j0);
+      for (int q = 0; q < width; ++q) acc[q] += row[q] * e;
+    }
+    for (int o = 0; o < n2; ++o) {
+      Scalar const e = e2(s, k, o);
+      Scalar const* row = &m2(o, j0);
+      for (int q = 0; q < width; ++q) acc[q] += row[q] * e;
+    }
+    if (z.stride(2) == 1) {  // contiguous rows: stores the compiler can vectorize
+      Scalar* const out = &z(s0 + s, k, j0);
+      for (int q = 0; q < width; ++q) out[q] = acc[q];
+    } else {
+      for (int q = 0; q < width; ++q) z(s0 + s, k, j0 + q) = acc[q];
+    }
+  }
+};
+
 /// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for
-/// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N).
-///
-/// On host backends, when z is a LayoutRight View in this memory space and every order is computed (K1 = K+1), each
-/// aligned block of reduction_block_size probes is written by matrix products straight into z (its rows (s, k) are
-/// then one contiguous matrix); otherwise one kernel computes each entry as a sequential sum.
+/// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N). Each entry is one
+/// sequential sum (over u, then o), so a probe's row does not depend on the chunk: on host backends one (s, k)
+/// row per iteration, on device backends one entry per thread.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
 void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
                       Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
@@ -549,27 +598,14 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
   int const n1 = int(m1.extent(0));
   int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
-  if constexpr (runs_on_host<ExecutionSpace>() &&
-                std::is_same<typename OutputView::array_layout, Kokkos::LayoutRight>::value &&
-                std::is_same<typename OutputView::memory_space, MemorySpace>::value) {
-    if (k1 == n_orders && z.stride(1) == std::size_t(n) && z.stride(0) == std::size_t(n_orders) * n) {
-      for (int s = 0; s < rows; s += int(reduction_block_size)) {
-        std::size_t const block_rows = std::size_t(min_of(int(reduction_block_size), rows - s)) * k1;
-        Matrix<Scalar, MemorySpace> const zb(z.data() + std::size_t(s0 + s) * n_orders * n, block_rows, n);
-        matrix_product(space, label, Op::none,
-                       as_matrix<Scalar, MemorySpace>(e1.data() + std::size_t(s) * k1 * n1, block_rows, n1), Op::none,
-                       m1, zb, false);
-        if (n2 > 0) {
-          matrix_product(space, label, Op::none,
-                         as_matrix<Scalar, MemorySpace>(e2.data() + std::size_t(s) * k1 * n2, block_rows, n2), Op::none,
-                         m2, zb, true);
-        }
-      }
-      return;
-    }
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_orders),
+                         WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n_orders, n,
+                                                                             n1, n2});
+  } else {
+    for_each_jet_entry(space, label, rows, n_orders, n,
+                       WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});
   }
-  for_each_jet_entry(space, label, rows, n_orders, n,
-                     WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});
 }
 
 }  // namespace impl
