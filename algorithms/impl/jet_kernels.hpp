@@ -447,8 +447,8 @@ struct ApplyToProbePairEntry {
 /// Host backends apply U to each aligned block of reduction_block_size probes by matrix products in the BLAS: straight
 /// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; the products then go
 /// through `pack` coefficient by coefficient, when it is wide enough), otherwise on a copy of the block packed into
-/// `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one sequential sum in one parallel kernel
-/// (`pack` unused, it may be empty). Either way a probe's row never depends on the chunk it is in.
+/// `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one sequential sum in one
+/// parallel kernel (`pack` unused, it may be empty). Either way a probe's row never depends on the chunk it is in.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
                          Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
