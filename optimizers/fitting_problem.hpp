@@ -154,9 +154,9 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
                                                   TuckerTensorTrain<Scalar, MemorySpace> const& x,
                                                   ProbeJets<Scalar, MemorySpace> recycled = {}) {
   LossEvaluation<Scalar, MemorySpace> out;
-  bool const fits = impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, x.mode_shapes());
-  auto z = fits ? std::move(recycled) : ProbeJets<Scalar, MemorySpace>{};
-  if (fits) {
+  ProbeJets<Scalar, MemorySpace> z;
+  if (impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, x.mode_shapes())) {
+    z = std::move(recycled);
     probe_derivatives_into(space, x, problem.ww, problem.pp, problem.order, z);
   } else {
     z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);

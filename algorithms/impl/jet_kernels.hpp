@@ -465,25 +465,26 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
       // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
       // more, a fifth of the sweep's time at N = 1024). With two coefficients, each block's products go to pack
       // coefficient by coefficient and are interleaved into xi (n_out entries per row instead of N copied).
-      bool const direct = rows_are_matrix(w, n_in) &&
-                          (kl == 1 || (rows_are_matrix(p, n_in) && std::size_t(n_out) <= pack.extent(2)));
-      using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-      for (int s = 0; direct && s < rows; s += int(reduction_block_size)) {
-        int const block = min_of(int(reduction_block_size), rows - s);
-        Scalar* const xi_block = xi.data() + std::size_t(s) * kl * n_out;
-        Matrix<Scalar, MemorySpace> const out_w(kl == 1 ? xi_block : pack.data(), block, n_out);
-        matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u, out_w,
-                       false);
-        if (kl == 1) continue;
-        Matrix<Scalar, MemorySpace> const out_p(pack.data() + std::size_t(block) * n_out, block, n_out);
-        matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u, out_p,
-                       false);
-        for_each_jet_entry(space, label, block, kl, n_out,
-                           InterleaveEntry<Scalar, MemorySpace>{Jet3<Scalar, MemorySpace>(xi_block, block, kl, n_out),
-                                                                Jet3<Scalar const, MemorySpace>(pack.data(), kl, block,
-                                                                                                n_out)});
+      if (rows_are_matrix(w, n_in) &&
+          (kl == 1 || (rows_are_matrix(p, n_in) && std::size_t(n_out) <= pack.extent(2)))) {
+        using ConstMatrix = Matrix<Scalar const, MemorySpace>;
+        for (int s = 0; s < rows; s += int(reduction_block_size)) {
+          int const block = min_of(int(reduction_block_size), rows - s);
+          Scalar* const xi_block = xi.data() + std::size_t(s) * kl * n_out;
+          Matrix<Scalar, MemorySpace> const out_w(kl == 1 ? xi_block : pack.data(), block, n_out);
+          matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u, out_w,
+                         false);
+          if (kl == 1) continue;
+          Matrix<Scalar, MemorySpace> const out_p(pack.data() + std::size_t(block) * n_out, block, n_out);
+          matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u, out_p,
+                         false);
+          for_each_jet_entry(
+              space, label, block, kl, n_out,
+              InterleaveEntry<Scalar, MemorySpace>{Jet3<Scalar, MemorySpace>(xi_block, block, kl, n_out),
+                                                   Jet3<Scalar const, MemorySpace>(pack.data(), kl, block, n_out)});
+        }
+        return;
       }
-      if (direct) return;
     }
     for (int s = 0; s < rows; s += int(reduction_block_size)) {
       int const block = min_of(int(reduction_block_size), rows - s);
@@ -565,21 +566,26 @@ struct WriteProbeJetsRows {
     int const width = Width > 0 ? Width : runtime_width;
     Scalar acc[strip];
     for (int q = 0; q < width; ++q) acc[q] = 0;
-    for (int u = 0; u < n1; ++u) {
-      Scalar const e = e1(s, k, u);
-      Scalar const* row = &m1(u, j0);
-      for (int q = 0; q < width; ++q) acc[q] += row[q] * e;
-    }
-    for (int o = 0; o < n2; ++o) {
-      Scalar const e = e2(s, k, o);
-      Scalar const* row = &m2(o, j0);
-      for (int q = 0; q < width; ++q) acc[q] += row[q] * e;
-    }
+    add_terms<Width>(acc, m1, e1, n1, s, k, j0, width);
+    add_terms<Width>(acc, m2, e2, n2, s, k, j0, width);
     if (z.stride(2) == 1) {  // contiguous rows: stores the compiler can vectorize
       Scalar* const out = &z(s0 + s, k, j0);
       for (int q = 0; q < width; ++q) out[q] = acc[q];
     } else {
       for (int q = 0; q < width; ++q) z(s0 + s, k, j0 + q) = acc[q];
+    }
+  }
+
+  /// acc[q] += sum_t M[t, j0+q] e[s,k,t] over t < n_terms, in order.
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION static void add_terms(Scalar* acc, Matrix<Scalar const, MemorySpace> const& m,
+                                               Jet3<Scalar const, MemorySpace> const& e, int n_terms, int s, int k,
+                                               int j0, int runtime_width) {
+    int const width = Width > 0 ? Width : runtime_width;
+    for (int t = 0; t < n_terms; ++t) {
+      Scalar const et = e(s, k, t);
+      Scalar const* row = &m(t, j0);
+      for (int q = 0; q < width; ++q) acc[q] += row[q] * et;
     }
   }
 };
