@@ -83,8 +83,8 @@ TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std:
   int const k1 = general_jet_length(order, sh.d());
   // The layout is affine in the chunk rows: count it at 0 and 1 row.
   WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
-  (void)transpose_layout(at0, sh, 0, n_tangent, k1, sum_over_probes);
-  (void)transpose_layout(at1, sh, 1, n_tangent, k1, sum_over_probes);
+  (void)transpose_layout(at0, sh, 0, n_tangent, k1);
+  (void)transpose_layout(at1, sh, 1, n_tangent, k1);
   TransposeMemoryModel m;
   std::size_t const s = sizeof(Scalar);
   m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));

@@ -55,6 +55,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
   using J3c = Jet3<Scalar const, Mem>;
   using J4 = Jet4<Scalar, Mem>;
   using J4c = Jet4<Scalar const, Mem>;
+  using Term = KhatriRaoTerm<Scalar, Mem>;
   FrameShapes const sh = frame_shapes(frame);
   std::size_t const d = sh.d();
   std::size_t const n_probes = ww[0].extent(0);
@@ -63,7 +64,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
 
   auto built = build_workspace<Scalar, Mem>(
       space, "t3k::probe_derivatives_transpose::workspace",
-      [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1, summed); });
+      [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1); });
   auto& w = built.first;
 
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
@@ -71,8 +72,9 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     auto r3 = [&](J3 j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
     auto c3 = [&](J3 j, std::size_t width) { return J3c(j.data(), rows, j.extent(1), width); };
     auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.transient[b].data(), rows, k1, p, q); };
-    auto a4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.assembly[b].data(), rows, k1, p, q); };
+    auto kr4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.khatri_rao[b].data(), rows, k1, p, q); };
     auto flat = [&](J4 j) { return J3(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
+    auto flat_c = [&](J4 j) { return J3c(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
 
     // (1) Pack the chunk's probe pairs omega_i and residuals r_i (orders < K1) into contiguous jets, the operands of
@@ -90,54 +92,44 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                      c3(w.resid[t][i], big_n[i]), u, MatrixSide::rows_out, false);
       }
     }
-    // (2) Left to right, i = 0..d-2: C = mu[i] . L_i; mu[i+1] = C * xi_i;
-    //     tau~[i+1] = C (*)_u deta~_i + [i >= 1] (tau~[i] . L_i) (*)_u xi_i.
+    // (2) Left to right, i = 0..d-2, by SPEC.md's adjoint recurrences as written: the Khatri-Rao jets first, then
+    //     one product with L_i each (inner dimension rL_i * nU_i; contracting mu[i] . L_i first and the jets after
+    //     would be a product with inner dimension rL_i and a pass over its rL_i * nU_i * rL_{i+1} output per jet):
+    //     mu[i+1] = (mu[i] ⊛ xi_i) . L_i; tau~[i+1] = (mu[i] ⋆ deta~_i + [i >= 1] xi_i ⋆ tau~[i]) . L_i
+    //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n); a KhatriRaoTerm names the axes in the other order).
     fill_ones_jet(space, r3(w.mu[0], 1));
     for (std::size_t i = 0; i + 1 < d; ++i) {
-      auto lmat = mat(frame.left_tt(i).data(), rl[i], nu[i] * rl[i + 1]);
-      auto cm = t4(0, nu[i], rl[i + 1]);
-      apply_matrix(space, "t3k::probe_derivatives_transpose::mu_l", flat(cm), c3(w.mu[i], rl[i]), lmat,
+      auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
+      auto frame_kr = kr4(0, rl[i], nu[i]);
+      khatri_rao_jets(space, "t3k::probe_derivatives_transpose::mu_xi", frame_kr,
+                      Term{c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::product});
+      apply_matrix(space, "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), flat_c(frame_kr), lmat,
                    MatrixSide::cols_out, false);
-      contract_jets(space, "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), J4c(cm),
-                    ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
       for (std::size_t t = 0; t < nt; ++t) {
-        contract_jets(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), J4c(cm),
-                      ContractAxis::first, c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed, false);
-        if (i >= 1) {
-          auto gm = t4(1, nu[i], rl[i + 1]);
-          apply_matrix(space, "t3k::probe_derivatives_transpose::tau_l", flat(gm), c3(w.tau[t][i], rl[i]), lmat,
-                       MatrixSide::cols_out, false);
-          contract_jets(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), J4c(gm),
-                        ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed, true);
-        }
+        auto tau_kr = kr4(1, rl[i], nu[i]);
+        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::tau_kr", tau_kr,
+                        Term{c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed},
+                        Term{c3(w.tau[t][i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed}, i >= 1);
+        apply_matrix(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), flat_c(tau_kr),
+                     lmat, MatrixSide::cols_out, false);
       }
     }
-    // (3) Right to left, i = d-1..1: D = R_i . nu[i+1]; nu[i] = D * xi_i;
-    //     sigma~[i] = D (*)_u deta~_i + [i <= d-2] (R_i . sigma~[i+1]) (*)_u xi_i.
+    // (3) Right to left, i = d-1..0, each core finished on the way: N = xi_i ⊛ nu[i+1] and
+    //     S = nu[i+1] ⋆ deta~_i + [i <= d-2] xi_i ⋆ sigma~[i+1] give nu[i] = R_i . N and sigma~[i] = R_i . S
+    //     (i >= 1) and are also the operands of the H~_i assembly (assemble_tt_summed); then eta_i, dxi~_i and V~_i.
     fill_ones_jet(space, r3(w.nu[d], 1));
-    for (std::size_t i = d - 1; i >= 1; --i) {
-      auto rmat = mat(frame.right_tt(i).data(), rr[i] * nu[i], rr[i + 1]);
-      auto dm = t4(0, rr[i], nu[i]);
-      apply_matrix(space, "t3k::probe_derivatives_transpose::r_nu", flat(dm), c3(w.nu[i + 1], rr[i + 1]), rmat,
-                   MatrixSide::rows_out, false);
-      contract_jets(space, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::second,
-                    c3(w.xi[i], nu[i]), JetPairing::product, false);
-      for (std::size_t t = 0; t < nt; ++t) {
-        contract_jets(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), J4c(dm),
-                      ContractAxis::second, c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed, false);
-        if (i + 1 < d) {
-          auto gm = t4(1, rr[i], nu[i]);
-          apply_matrix(space, "t3k::probe_derivatives_transpose::r_sigma", flat(gm), c3(w.sigma[t][i + 1], rr[i + 1]),
-                       rmat, MatrixSide::rows_out, false);
-          contract_jets(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), J4c(gm),
-                        ContractAxis::second, c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed, true);
-        }
-      }
-    }
-    // (4) + (5) Each core: eta_i, dxi~_i, then the assembly of V~_i and H~_i.
-    for (std::size_t i = 0; i < d; ++i) {
+    for (std::size_t i = d; i-- > 0;) {
       bool const has_right = i + 1 < d;
       bool const has_left = i >= 1;
+      auto rmat = mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]);
+      auto frame_kr = kr4(0, nu[i], rr[i + 1]);
+      if (has_left) {
+        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::xi_nu", frame_kr,
+                        Term{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product});
+        apply_matrix(space, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), flat_c(frame_kr), rmat,
+                     MatrixSide::rows_out, false);
+      }
+      // eta_i = E ⊛_b nu[i+1] with E = mu[i] . O_i; F = O_i . nu[i+1] for dxi~_i.
       auto em = t4(0, no[i], rr[i + 1]);
       apply_matrix(space, "t3k::probe_derivatives_transpose::mu_o", flat(em), c3(w.mu[i], rl[i]),
                    mat(frame.outer_tt(i).data(), rl[i], no[i] * rr[i + 1]), MatrixSide::cols_out, false);
@@ -148,17 +140,19 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
         apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
                      mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
       }
-      auto q_mn = a4(0, rl[i], summed ? nu[i] : rr[i + 1]);  // Q when summed, MN per probe (assemble_tt_summed)
-      auto px = a4(1, has_right ? rl[i] : 0, has_right ? nu[i] : 0);
-      auto xn = a4(2, has_left ? nu[i] : 0, has_left ? rr[i + 1] : 0);
-      if (!summed)
-        outer_jets(space, "t3k::probe_derivatives_transpose::mn", q_mn, c3(w.mu[i], rl[i]), c3(w.nu[i + 1], rr[i + 1]));
-      if (has_right)
-        outer_jets(space, "t3k::probe_derivatives_transpose::px", px, c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]));
-      if (has_left)
-        outer_jets(space, "t3k::probe_derivatives_transpose::xn", xn, c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]));
       for (std::size_t t = 0; t < nt; ++t) {
-        // dxi~_i = [i <= d-2] E (*)_b sigma~[i+1] + [i >= 1] F (*)_a tau~[i], orders < Kl.
+        auto sigma_kr = kr4(1, nu[i], rr[i + 1]);
+        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr,
+                        Term{c3(w.deta[t][i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed},
+                        has_right ? Term{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]),
+                                         JetPairing::correlate_y_fixed}
+                                  : Term{},
+                        has_right);
+        if (has_left) {
+          apply_matrix(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), flat_c(sigma_kr),
+                       rmat, MatrixSide::rows_out, false);
+        }
+        // dxi~_i = [i <= d-2] E ⋆_b sigma~[i+1] + [i >= 1] F ⋆_a tau~[i], orders < Kl.
         auto dxi = r3(w.dxi, no[i]);
         if (has_right) {
           contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(em), ContractAxis::second,
@@ -169,16 +163,13 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                         c3(w.tau[t][i], rl[i]), JetPairing::correlate_y_fixed, has_right);
         }
         if (!has_left && !has_right) Kokkos::deep_copy(space, dxi, Scalar(0));  // d = 1: V enters z only
+        J3c const tau_i = has_left ? c3(w.tau[t][i], rl[i]) : J3c();
         if (summed) {
           auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
           assemble_tucker_summed(space, out_v, c3(w.eta, no[i]), c3(w.resid[t][i], big_n[i]), J3c(dxi),
                                  c3(w.omega[i], big_n[i]));
-          outer_jets(space, "t3k::probe_derivatives_transpose::q", q_mn, c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]),
-                     JetPairing::correlate_y_fixed);
-          assemble_tt_summed(space, out_h, J4c(q_mn), c3(w.nu[i + 1], rr[i + 1]), J4c(px),
-                             has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(), J4c(xn),
-                             has_left ? c3(w.tau[t][i], rl[i]) : J3c(), has_right, has_left);
+          assemble_tt_summed(space, out_h, c3(w.mu[i], rl[i]), flat_c(sigma_kr), tau_i, flat_c(frame_kr), has_left);
         } else {
           auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
                                        Kokkos::ALL);
@@ -187,13 +178,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
           auto r_t = residual_entry(residuals[i], t);
           TuckerAssembly<ExecutionSpace, Scalar, Mem, ProbeView, decltype(r_t)> tucker{
               c3(w.eta, no[i]), J3c(dxi), ww[i], pp[i], r_t, s0};
-          TtAssembly<ExecutionSpace, Scalar, Mem> tt{J4c(q_mn),
-                                                     J4c(px),
-                                                     J4c(xn),
-                                                     c3(w.deta[t][i], nu[i]),
-                                                     has_right ? c3(w.sigma[t][i + 1], rr[i + 1]) : J3c(),
-                                                     has_left ? c3(w.tau[t][i], rl[i]) : J3c(),
-                                                     has_right,
+          TtAssembly<ExecutionSpace, Scalar, Mem> tt{c3(w.mu[i], rl[i]), tau_i, flat_c(sigma_kr), flat_c(frame_kr),
                                                      has_left};
           tucker.per_probe(space, out_v, s0);
           tt.per_probe(space, out_h, s0);

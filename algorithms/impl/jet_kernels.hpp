@@ -253,85 +253,110 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
                        ContractJetsEntry<Scalar, MemorySpace>{out, ymat, v, pairing, ly, lv, n_sum, first, accumulate});
 }
 
-/// The coefficient range [begin, end) of a for the outer-jet order k (see outer_jets).
-struct OuterPairs {
-  int begin = 0, end = 0;
-  KOKKOS_INLINE_FUNCTION OuterPairs(bool correlate, int k, int la, int lb)
-      : begin(correlate ? 0 : (k - lb + 1 > 0 ? k - lb + 1 : 0)),
-        end(correlate ? (lb - k < la ? lb - k : la) : (k + 1 < la ? k + 1 : la)) {}
-};
-
-/// outer_jets on device backends: one output entry per thread.
+/// One term of a Khatri-Rao jet: out^(k)[x,y] += sum over the coefficient pairs (l, m) that `pairing` combines for
+/// order k (coefficient_pairs with Y = a, v = b) of a^(l)[x] b^(m)[y]:
+///   product:           sum_{l+m=k} a^(l)[x] b^(m)[y]
+///   correlate_y_fixed: sum_l a^(l)[x] b^(l+k)[y]
+///   correlate_v_fixed: sum_m a^(m+k)[x] b^(m)[y]
 template <class Scalar, class MemorySpace>
-struct OuterJetsEntry {
-  Jet4<Scalar, MemorySpace> out;
+struct KhatriRaoTerm {
   Jet3<Scalar const, MemorySpace> a, b;
-  bool correlate;
-  int la, lb, ny;
-  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int xy) const {
-    int const x = xy / ny;
-    int const y = xy - x * ny;
-    OuterPairs const pairs(correlate, k, la, lb);
-    Scalar acc = 0;
-    for (int l = pairs.begin; l < pairs.end; ++l) acc += a(s, l, x) * b(s, correlate ? l + k : k - l, y);
-    out(s, k, x, y) = acc;
+  JetPairing pairing = JetPairing::product;
+
+  KOKKOS_INLINE_FUNCTION CoefficientPairs pairs(int k) const {
+    return coefficient_pairs(pairing, k, int(a.extent(1)), int(b.extent(1)));
   }
 };
 
-/// outer_jets on host backends: one (s, k) per iteration, rows x of contiguous y innermost; the same sums in the
-/// same order as OuterJetsEntry.
+/// khatri_rao_jets on device backends: one output entry per thread, the first term's pairs, then the second's.
 template <class Scalar, class MemorySpace>
-struct OuterJetsRows {
+struct KhatriRaoJetsEntry {
   Jet4<Scalar, MemorySpace> out;
-  Jet3<Scalar const, MemorySpace> a, b;
-  bool correlate;
-  int lo, la, lb, nx, ny;
+  KhatriRaoTerm<Scalar, MemorySpace> first, second;
+  int n_terms, ny;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int xy) const {
+    int const x = xy / ny;
+    int const y = xy - x * ny;
+    Scalar acc = 0;
+    add_term(acc, first, s, k, x, y);
+    if (n_terms > 1) add_term(acc, second, s, k, x, y);
+    out(s, k, x, y) = acc;
+  }
+  KOKKOS_INLINE_FUNCTION static void add_term(Scalar& acc, KhatriRaoTerm<Scalar, MemorySpace> const& term, int s,
+                                              int k, int x, int y) {
+    CoefficientPairs const pairs = term.pairs(k);
+    for (int l = pairs.begin; l < pairs.end; ++l) acc += term.a(s, l, x) * term.b(s, pairs.b_of(l), y);
+  }
+};
+
+/// khatri_rao_jets on host backends: one (s, k) per iteration; each row x of contiguous y is summed in a strip of
+/// registers (the same sums in the same order as KhatriRaoJetsEntry) and stored once.
+template <class Scalar, class MemorySpace>
+struct KhatriRaoJetsRows {
+  static constexpr int strip = 16;
+  Jet4<Scalar, MemorySpace> out;
+  KhatriRaoTerm<Scalar, MemorySpace> first, second;
+  int n_terms, lo, nx, ny;
+
   KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
     int const s = sk / lo;
     int const k = sk - s * lo;
-    OuterPairs const pairs(correlate, k, la, lb);
+    CoefficientPairs const pairs_first = first.pairs(k);
+    CoefficientPairs const pairs_second = n_terms > 1 ? second.pairs(k) : CoefficientPairs{};
     for (int x = 0; x < nx; ++x) {
-      Scalar* o = &out(s, k, x, 0);
-      if (pairs.begin >= pairs.end) {
-        for (int y = 0; y < ny; ++y) o[y] = 0;
-        continue;
-      }
-      // The first pair assigns: the sum from zero up to the sign of a zero term.
-      Scalar const a0 = a(s, pairs.begin, x);
-      Scalar const* b0 = &b(s, correlate ? pairs.begin + k : k - pairs.begin, 0);
-      for (int y = 0; y < ny; ++y) o[y] = a0 * b0[y];
-      for (int l = pairs.begin + 1; l < pairs.end; ++l) {
-        Scalar const ax = a(s, l, x);
-        Scalar const* brow = &b(s, correlate ? l + k : k - l, 0);
-        for (int y = 0; y < ny; ++y) o[y] += ax * brow[y];
-      }
+      int y0 = 0;
+      for (; y0 + strip <= ny; y0 += strip) write_strip<strip>(s, k, x, y0, strip, pairs_first, pairs_second);
+      if (y0 < ny) write_strip<0>(s, k, x, y0, ny - y0, pairs_first, pairs_second);
+    }
+  }
+
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION void write_strip(int s, int k, int x, int y0, int runtime_width,
+                                          CoefficientPairs const& pairs_first,
+                                          CoefficientPairs const& pairs_second) const {
+    int const width = Width > 0 ? Width : runtime_width;
+    Scalar acc[strip];
+    for (int q = 0; q < width; ++q) acc[q] = 0;
+    add_term<Width>(acc, first, pairs_first, s, x, y0, width);
+    add_term<Width>(acc, second, pairs_second, s, x, y0, width);
+    Scalar* const o = &out(s, k, x, y0);
+    for (int q = 0; q < width; ++q) o[q] = acc[q];
+  }
+
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION static void add_term(Scalar* acc, KhatriRaoTerm<Scalar, MemorySpace> const& term,
+                                              CoefficientPairs const& pairs, int s, int x, int y0,
+                                              int runtime_width) {
+    int const width = Width > 0 ? Width : runtime_width;
+    for (int l = pairs.begin; l < pairs.end; ++l) {
+      Scalar const ax = term.a(s, l, x);
+      Scalar const* const brow = &term.b(s, pairs.b_of(l), y0);
+      for (int q = 0; q < width; ++q) acc[q] += ax * brow[q];
     }
   }
 };
 
-/// Jet outer product (Khatri-Rao jet), k < out's L:
-///   product:           out[s,k,x,y] = sum_{l<=k} a^(l)[x] b^(k-l)[y]
-///   correlate_y_fixed: out[s,k,x,y] = sum_l a^(l)[x] b^(l+k)[y]
+/// Khatri-Rao jet out (rows, L, X, Y) = first (+ second when with_second), k < L: out^(k)[x,y] is the sum of each
+/// term's pairs (see KhatriRaoTerm), the first term's in order, then the second's, from zero. Both terms share X, Y.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-void outer_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, MemorySpace> out,
-                Jet3<Scalar const, MemorySpace> a, Jet3<Scalar const, MemorySpace> b,
-                JetPairing pairing = JetPairing::product) {
-  T3K_DEBUG_ASSERT(pairing != JetPairing::correlate_v_fixed);
-  bool const correlate = pairing == JetPairing::correlate_y_fixed;
+void khatri_rao_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar, MemorySpace> out,
+                     KhatriRaoTerm<Scalar, MemorySpace> const& first,
+                     KhatriRaoTerm<Scalar, MemorySpace> const& second = {}, bool with_second = false) {
+  int const n_terms = with_second ? 2 : 1;
   int const rows = int(out.extent(0));
   int const lo = int(out.extent(1));
   int const nx = int(out.extent(2));
   int const ny = int(out.extent(3));
-  int const la = int(a.extent(1));
-  int const lb = int(b.extent(1));
+  T3K_DEBUG_ASSERT(first.a.extent(2) == out.extent(2) && first.b.extent(2) == out.extent(3));
+  T3K_DEBUG_ASSERT(n_terms < 2 || (second.a.extent(2) == out.extent(2) && second.b.extent(2) == out.extent(3)));
   if (rows == 0 || lo == 0 || nx * ny == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
     Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo),
-                         OuterJetsRows<Scalar, MemorySpace>{out, a, b, correlate, lo, la, lb, nx, ny});
+                         KhatriRaoJetsRows<Scalar, MemorySpace>{out, first, second, n_terms, lo, nx, ny});
     return;
   }
   Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}),
-                       OuterJetsEntry<Scalar, MemorySpace>{out, a, b, correlate, la, lb, ny});
+                       KhatriRaoJetsEntry<Scalar, MemorySpace>{out, first, second, n_terms, ny});
 }
 
 /// Calls an entry functor f(s, k, j) for j = 0..n-1 of one (s, k) = divmod(sk, l): the host form of

@@ -26,10 +26,8 @@ constexpr bool assemble_by_rows() {
   return runs_on_host<ExecutionSpace>();
 }
 
-/// Width of the register-resident strips of the row-wise kernels, and the tile of the TT assembly.
+/// Width of the register-resident strips of the row-wise kernels.
 constexpr int assembly_strip = 64;
-constexpr int tile_u = 8;
-constexpr int tile_b = 32;
 
 /// One output entry per thread of a per-probe assembly on device backends (functors, not lambdas: see
 /// jet_kernels.hpp on nvcc).
@@ -42,7 +40,36 @@ struct TtPerProbeEntry {
   KOKKOS_INLINE_FUNCTION void operator()(int s, int a, int ub) const {
     int const u = ub / nb;
     int const b = ub - u * nb;
-    out(row0 + std::size_t(s), a, u, b) = self.contribution(s, a, u, b);
+    out(row0 + std::size_t(s), a, u, b) = self.contribution(s, a, ub);
+  }
+};
+/// One (probe, a) row of a per-probe TT assembly on host backends.
+template <class Assembly, class OutView>
+struct TtPerProbeRows {
+  Assembly self;
+  OutView out;
+  std::size_t row0;
+  int na;
+  KOKKOS_INLINE_FUNCTION void operator()(int sa) const {
+    int const s = sa / na;
+    int const a = sa - s * na;
+    self.row_contribution(s, a, &out(row0 + std::size_t(s), a, 0, 0));
+  }
+};
+/// One (probe, o) row of a per-probe Tucker assembly on host backends, in strips held in registers.
+template <class Assembly, class OutView>
+struct TuckerPerProbeRows {
+  Assembly self;
+  OutView out;
+  std::size_t row0;
+  int no, nj;
+  KOKKOS_INLINE_FUNCTION void operator()(int so) const {
+    int const s = so / no;
+    int const o = so - s * no;
+    for (int j0 = 0; j0 < nj; j0 += assembly_strip) {
+      int const width = nj - j0 < assembly_strip ? nj - j0 : assembly_strip;
+      self.strip_contribution(s, o, j0, width, &out(row0 + std::size_t(s), o, j0));
+    }
   }
 };
 template <class Assembly, class OutView>
@@ -55,117 +82,94 @@ struct TuckerPerProbeEntry {
   }
 };
 
-/// H~[a,u,b] contributions of one chunk (SPEC.md section 8):
-///   sum_k MN^(k)[a,b] deta~^(k)[u] + [has_px] PX^(k)[a,u] sigma~[i+1]^(k)[b] + [has_xn] XN^(k)[u,b] tau~[i]^(k)[a].
-/// Written per probe into rows row0 + s of a per-probe result (the summed result is assemble_tt_summed).
+/// H~[a,u,b] contributions of one chunk (SPEC.md section 8) with the sum over orders regrouped by the order of mu
+/// and tau~ (as assemble_tt_summed explains):
+///   sum_k mu[i]^(k)[a] S^(k)[u,b] + [has_left] tau~[i]^(k)[a] N^(k)[u,b],
+/// S = nu[i+1] ⋆ deta~_i + [i <= d-2] xi_i ⋆ sigma~[i+1] and N = xi_i ⊛ nu[i+1], the Khatri-Rao jets of the
+/// right-to-left sweep. Written per probe into rows row0 + s of a per-probe result (the summed result is
+/// assemble_tt_summed). s_kr, n_kr are (rows, K1, nU, rR1); (u, b) runs over their last two axes as one.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 struct TtAssembly {
-  Jet4<Scalar const, MemorySpace> mn, px, xn;
-  Jet3<Scalar const, MemorySpace> deta, sigma, tau;
-  bool has_px, has_xn;
+  Jet3<Scalar const, MemorySpace> mu, tau;
+  Jet3<Scalar const, MemorySpace> s_kr, n_kr;  // (rows, K1, nU * rR1)
+  bool has_left;
 
-  KOKKOS_INLINE_FUNCTION Scalar contribution(int s, int a, int u, int b) const {
-    int const k1 = int(mn.extent(1));
+  KOKKOS_INLINE_FUNCTION Scalar contribution(int s, int a, int ub) const {
+    int const k1 = int(mu.extent(1));
     Scalar acc = 0;
     for (int k = 0; k < k1; ++k) {
-      acc += mn(s, k, a, b) * deta(s, k, u);
-      if (has_px) acc += px(s, k, a, u) * sigma(s, k, b);
-      if (has_xn) acc += xn(s, k, u, b) * tau(s, k, a);
+      acc += mu(s, k, a) * s_kr(s, k, ub);
+      if (has_left) acc += tau(s, k, a) * n_kr(s, k, ub);
     }
     return acc;
   }
 
-  /// contribution(s, a, u0 + x, b0 + q) for x < wu, q < wb, each entry by the same operations in the same order.
-  KOKKOS_INLINE_FUNCTION void tile_contribution(int s, int a, int u0, int wu, int b0, int wb,
-                                                Scalar (*term)[tile_b]) const {
-    int const k1 = int(mn.extent(1));
-    for (int x = 0; x < wu; ++x)
-      for (int q = 0; q < wb; ++q) term[x][q] = 0;
-    for (int k = 0; k < k1; ++k) {
-      Scalar const* mn_row = &mn(s, k, a, b0);
-      Scalar const* sg_row = has_px ? &sigma(s, k, b0) : nullptr;
-      Scalar const ta = has_xn ? tau(s, k, a) : Scalar(0);
-      for (int x = 0; x < wu; ++x) {
-        Scalar const du = deta(s, k, u0 + x);
-        Scalar* t = term[x];
-        if (has_px && has_xn) {
-          Scalar const pa = px(s, k, a, u0 + x);
-          Scalar const* xn_row = &xn(s, k, u0 + x, b0);
-          for (int q = 0; q < wb; ++q) t[q] = ((t[q] + mn_row[q] * du) + pa * sg_row[q]) + xn_row[q] * ta;
-        } else if (has_px) {
-          Scalar const pa = px(s, k, a, u0 + x);
-          for (int q = 0; q < wb; ++q) t[q] = (t[q] + mn_row[q] * du) + pa * sg_row[q];
-        } else if (has_xn) {
-          Scalar const* xn_row = &xn(s, k, u0 + x, b0);
-          for (int q = 0; q < wb; ++q) t[q] = (t[q] + mn_row[q] * du) + xn_row[q] * ta;
+  /// contribution(s, a, ub) for every ub, written to out[ub], in strips held in registers (same sums, same order).
+  KOKKOS_INLINE_FUNCTION void row_contribution(int s, int a, Scalar* out) const {
+    int const k1 = int(mu.extent(1));
+    int const n_ub = int(s_kr.extent(2));
+    for (int j0 = 0; j0 < n_ub; j0 += assembly_strip) {
+      int const width = n_ub - j0 < assembly_strip ? n_ub - j0 : assembly_strip;
+      Scalar acc[assembly_strip];
+      for (int q = 0; q < width; ++q) acc[q] = 0;
+      for (int k = 0; k < k1; ++k) {
+        Scalar const m = mu(s, k, a);
+        Scalar const* s_row = &s_kr(s, k, j0);
+        if (has_left) {
+          Scalar const t = tau(s, k, a);
+          Scalar const* n_row = &n_kr(s, k, j0);
+          for (int q = 0; q < width; ++q) acc[q] = (acc[q] + m * s_row[q]) + t * n_row[q];
         } else {
-          for (int q = 0; q < wb; ++q) t[q] = t[q] + mn_row[q] * du;
+          for (int q = 0; q < width; ++q) acc[q] += m * s_row[q];
         }
       }
+      for (int q = 0; q < width; ++q) out[j0 + q] = acc[q];
     }
   }
 
   void per_probe(ExecutionSpace const& space, Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace> out,
                  std::size_t row0) const {
-    int const rows = int(mn.extent(0));
+    int const rows = int(mu.extent(0));
     int const na = int(out.extent(1)), nu = int(out.extent(2)), nb = int(out.extent(3));
-    auto self = *this;
     if constexpr (assemble_by_rows<ExecutionSpace>()) {
-      int const tiles_u = (nu + tile_u - 1) / tile_u, tiles_b = (nb + tile_b - 1) / tile_b;
-      Kokkos::parallel_for(
-          "t3k::probe_derivatives_transpose::assemble_tt_per_probe_tiles",
-          Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * na * tiles_u * tiles_b), KOKKOS_LAMBDA(int index) {
-            int const tile = index % (na * tiles_u * tiles_b);
-            int const s = index / (na * tiles_u * tiles_b);
-            int const a = tile / (tiles_u * tiles_b);
-            int const u0 = ((tile / tiles_b) % tiles_u) * tile_u;
-            int const b0 = (tile % tiles_b) * tile_b;
-            int const wu = nu - u0 < tile_u ? nu - u0 : tile_u;
-            int const wb = nb - b0 < tile_b ? nb - b0 : tile_b;
-            Scalar term[tile_u][tile_b];
-            self.tile_contribution(s, a, u0, wu, b0, wb, term);
-            for (int x = 0; x < wu; ++x)
-              for (int q = 0; q < wb; ++q) out(row0 + std::size_t(s), a, u0 + x, b0 + q) = term[x][q];
-          });
+      Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tt_per_probe_rows",
+                           Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * na),
+                           TtPerProbeRows<TtAssembly, decltype(out)>{*this, out, row0, na});
       return;
     }
     Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tt_per_probe",
                          Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, na, nu * nb}),
-                         TtPerProbeEntry<TtAssembly, decltype(out)>{self, out, row0, nb});
+                         TtPerProbeEntry<TtAssembly, decltype(out)>{*this, out, row0, nb});
   }
 };
 
 /// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over
 /// the (probe, order) axis of each block of reduction_block_size probes, blocks in order:
-///   H~[(a,u), b] += sum_{s,m} Q^(m)[a,u] nu[i+1]^(m)[b]            (Q^(m)[a,u] = sum_l mu^(l)[a] deta~^(l+m)[u])
-///                 + [has_px] sum_{s,k} PX^(k)[a,u] sigma~[i+1]^(k)[b]
-///   H~[a, (u,b)] += [has_xn] sum_{s,k} tau~[i]^(k)[a] XN^(k)[u,b]
-/// The first line is the MN deta~ term of SPEC.md with the order sum regrouped: sum_k sum_{l<=k} mu^(l) nu^(k-l)
-/// deta~^(k) = sum_m (sum_l mu^(l) deta~^(l+m)) nu^(m); so regrouped, all three terms write H~ in its own layout
-/// and need no transposed copy. `rows` (the extent of every jet) are a chunk's probes, starting on a block.
+///   H~[a, (u,b)] += sum_{s,l} mu[i]^(l)[a] S^(l)[u,b] + [has_left] sum_{s,k} tau~[i]^(k)[a] N^(k)[u,b].
+/// SPEC.md's three terms, with their sums over orders regrouped by the order of mu: the MN deta~ term is
+/// sum_k sum_{l<=k} mu^(l) nu^(k-l) deta~^(k) = sum_l mu^(l) sum_m deta~^(l+m) nu^(m), the PX sigma~ term
+/// sum_l mu^(l) sum_m xi^(m) sigma~^(l+m); together they are mu^(l) contracted with S^(l) = (nu ⋆ deta~ + xi ⋆
+/// sigma~)^(l), which the right-to-left sweep forms anyway (sigma~[i] = S . R_i), as it forms N = XN (nu[i] =
+/// N . R_i). So the assembly needs no Khatri-Rao jet of its own, and H~ is written in its own layout. `rows` (the
+/// extent of every jet) are a chunk's probes, starting on a block.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
-void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet4<Scalar const, MemorySpace> q,
-                        Jet3<Scalar const, MemorySpace> nu_next, Jet4<Scalar const, MemorySpace> px,
-                        Jet3<Scalar const, MemorySpace> sigma, Jet4<Scalar const, MemorySpace> xn,
-                        Jet3<Scalar const, MemorySpace> tau, bool has_px, bool has_xn) {
+void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Scalar const, MemorySpace> mu,
+                        Jet3<Scalar const, MemorySpace> s_kr, Jet3<Scalar const, MemorySpace> tau,
+                        Jet3<Scalar const, MemorySpace> n_kr, bool has_left) {
   static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "H~ must be contiguous");
   using MatrixC = Matrix<Scalar const, MemorySpace>;
-  std::size_t const rows = q.extent(0), k1 = q.extent(1);
-  std::size_t const na = out.extent(0), nu = out.extent(1), nb = out.extent(2);
-  Matrix<Scalar, MemorySpace> const au_b(out.data(), na * nu, nb), a_ub(out.data(), na, nu * nb);
+  std::size_t const rows = mu.extent(0), k1 = mu.extent(1);
+  std::size_t const na = out.extent(0), n_ub = out.extent(1) * out.extent(2);
+  Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
   for (std::size_t s = 0; s < rows; s += reduction_block_size) {
     std::size_t const m = min_of(reduction_block_size, rows - s) * k1;
     std::size_t const row = s * k1;
-    matrix_product(space, label, Op::transpose, MatrixC(q.data() + row * na * nu, m, na * nu), Op::none,
-                   MatrixC(nu_next.data() + row * nb, m, nb), au_b, true);
-    if (has_px) {
-      matrix_product(space, label, Op::transpose, MatrixC(px.data() + row * na * nu, m, na * nu), Op::none,
-                     MatrixC(sigma.data() + row * nb, m, nb), au_b, true);
-    }
-    if (has_xn) {
+    matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
+                   MatrixC(s_kr.data() + row * n_ub, m, n_ub), a_ub, true);
+    if (has_left) {
       matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
-                     MatrixC(xn.data() + row * nu * nb, m, nu * nb), a_ub, true);
+                     MatrixC(n_kr.data() + row * n_ub, m, n_ub), a_ub, true);
     }
   }
 }
@@ -234,23 +238,15 @@ struct TuckerAssembly {
                  std::size_t row0) const {
     int const rows = int(eta.extent(0));
     int const no = int(out.extent(1)), nj = int(out.extent(2));
-    auto self = *this;
     if constexpr (assemble_by_rows<ExecutionSpace>()) {
-      Kokkos::parallel_for(
-          "t3k::probe_derivatives_transpose::assemble_tucker_per_probe_rows",
-          Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * no), KOKKOS_LAMBDA(int so) {
-            int const s = so / no;
-            int const o = so - s * no;
-            for (int j0 = 0; j0 < nj; j0 += assembly_strip) {
-              int const width = nj - j0 < assembly_strip ? nj - j0 : assembly_strip;
-              self.strip_contribution(s, o, j0, width, &out(row0 + std::size_t(s), o, j0));
-            }
-          });
+      Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tucker_per_probe_rows",
+                           Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * no),
+                           TuckerPerProbeRows<TuckerAssembly, decltype(out)>{*this, out, row0, no, nj});
       return;
     }
     Kokkos::parallel_for("t3k::probe_derivatives_transpose::assemble_tucker_per_probe",
                          Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, no, nj}),
-                         TuckerPerProbeEntry<TuckerAssembly, decltype(out)>{self, out, row0});
+                         TuckerPerProbeEntry<TuckerAssembly, decltype(out)>{*this, out, row0});
   }
 };
 

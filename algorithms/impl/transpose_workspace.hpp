@@ -23,29 +23,29 @@ struct TransposeWorkspace {
   std::vector<J3> omega, xi, mu, nu;                     // packed probe pairs, frame edge jets
   std::vector<std::vector<J3>> resid, deta, tau, sigma;  // per residual stack entry t (resid: packed residuals)
   J3 eta, dxi;                                           // per core, transient
-  std::array<Flat, 3> transient;                         // sweep transients (jets of matrices)
-  std::array<Flat, 3> assembly;                          // Khatri-Rao jets (Q or MN), PX, XN of the current core
+  std::array<Flat, 2> transient;                         // E = mu . O_i and F = O_i . nu[i+1] of the current core
+  /// Khatri-Rao jets of the current core: [0] the frame's (mu ⊛ xi left to right, N = xi ⊛ nu right to left),
+  /// [1] the current residual's (the tau~ and S = sigma~ jets), the operands of the sweeps' products with L_i, R_i
+  /// and of the TT assembly.
+  std::array<Flat, 2> khatri_rao;
 };
 
 /// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks; used by the counting pass (the
-/// memory model) and by the real allocation alike.
+/// memory model) and by the real allocation alike. Summed and per-probe results use the same workspace (the
+/// per-probe assembly reads the sweep's Khatri-Rao jets too).
 template <class Scalar, class MemorySpace>
 TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, MemorySpace>& arena,
                                                          FrameShapes const& sh, std::size_t rows, std::size_t nt,
-                                                         int k1, bool summed) {
+                                                         int k1) {
   TransposeWorkspace<Scalar, MemorySpace> w;
   std::size_t const d = sh.d();
   int const kl = linear_jet_length(k1);
   auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
   auto const sweep = WorkspaceCategory::sweep;
-  std::size_t transient = 1, assembly_mn = 1, assembly_px = 1, assembly_xn = 1, vec_max = 1;
-  // Summed results contract Q (rL x nU per order, see assemble_tt_summed) where per-probe results use MN (rL x rR1).
+  std::size_t transient = 1, khatri_rao = 1, vec_max = 1;
   for (std::size_t i = 0; i < d; ++i) {
-    transient = max_of(transient, max_of(nu[i] * rl[i + 1], rr[i] * nu[i]));
     transient = max_of(transient, max_of(no[i] * rr[i + 1], rl[i] * no[i]));
-    assembly_mn = max_of(assembly_mn, summed ? rl[i] * nu[i] : rl[i] * rr[i + 1]);
-    if (i + 1 < d) assembly_px = max_of(assembly_px, rl[i] * nu[i]);
-    if (i >= 1) assembly_xn = max_of(assembly_xn, nu[i] * rr[i + 1]);
+    khatri_rao = max_of(khatri_rao, max_of(rl[i] * nu[i], nu[i] * rr[i + 1]));
     vec_max = max_of(vec_max, no[i]);
   }
   for (std::size_t i = 0; i < d; ++i) w.omega.push_back(arena.take3(sweep, rows, kl, big_n[i]));
@@ -68,10 +68,7 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   w.eta = arena.take3(sweep, rows, k1, vec_max);
   w.dxi = arena.take3(sweep, rows, kl, vec_max);
   for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
-  auto const assembly = WorkspaceCategory::assembly;
-  w.assembly[0] = arena.take1(assembly, rows * std::size_t(k1) * assembly_mn);
-  w.assembly[1] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_px : 0);
-  w.assembly[2] = arena.take1(assembly, d > 1 ? rows * std::size_t(k1) * assembly_xn : 0);
+  for (auto& buffer : w.khatri_rao) buffer = arena.take1(WorkspaceCategory::assembly, rows * std::size_t(k1) * khatri_rao);
   return w;
 }
 
