@@ -1,7 +1,9 @@
 // The dense matrix products J^T's contractions run on (algorithms/impl/matrix_product.hpp): the Kokkos Kernels path
 // (OpenBLAS underneath where it is the BLAS TPL) against a brute-force triple loop on the host, for every transpose
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
-// Kokkos Kernels) against the same reference; and the same call giving the same bits twice.
+// Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
+// that feed those products (algorithms/impl/jet_kernels.hpp), against their definition by coefficient pairs.
+#include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
 
@@ -109,6 +111,73 @@ void product_matches_reference() {
   }
 }
 
+// A jet (rows, L, n) of pseudo-random entries on the device and its host copy.
+template <class C>
+struct TestJet {
+  Kokkos::View<typename C::scalar_type***, Kokkos::LayoutRight, typename C::memory_space> device;
+  std::vector<typename C::scalar_type> host;
+  std::size_t l, n;
+  TestJet(std::size_t rows, std::size_t l_, std::size_t n_, unsigned seed)
+      : device("jet", rows, l_, n_), host(pseudo_random<typename C::scalar_type>(rows * l_ * n_, seed)), l(l_), n(n_) {
+    Kokkos::deep_copy(device, Kokkos::View<typename C::scalar_type const***, Kokkos::LayoutRight, Kokkos::HostSpace,
+                                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), rows, l, n));
+  }
+  double at(std::size_t s, std::size_t k, std::size_t x) const { return host[(s * l + k) * n + x]; }
+};
+
+// Whether coefficient l of a and m of b enter order k of a Khatri-Rao term (SPEC.md section 3, written out).
+bool pairs_with(t3k::impl::JetPairing pairing, std::size_t k, std::size_t l, std::size_t m) {
+  switch (pairing) {
+    case t3k::impl::JetPairing::product: return l + m == k;
+    case t3k::impl::JetPairing::correlate_y_fixed: return m == l + k;
+    default: return l == m + k;
+  }
+}
+
+// khatri_rao_jets, one term and two, every pairing for each, against the sum over all coefficient pairs; widths that
+// hit the host kernel's full strips and its remainder.
+template <class C>
+void khatri_rao_jets_match_definition() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using t3k::impl::JetPairing;
+  typename C::execution_space space;
+  std::size_t const rows = 5, lo = 3;
+  for (std::size_t const ny : {std::size_t(7), std::size_t(37)}) {
+    std::size_t const nx = 4;
+    TestJet<C> const a1(rows, 3, nx, 11), b1(rows, 2, ny, 12), a2(rows, 2, nx, 13), b2(rows, 3, ny, 14);
+    for (JetPairing p1 : {JetPairing::product, JetPairing::correlate_y_fixed, JetPairing::correlate_v_fixed})
+      for (JetPairing p2 : {JetPairing::product, JetPairing::correlate_y_fixed, JetPairing::correlate_v_fixed})
+        for (bool two_terms : {false, true}) {
+          if (!two_terms && p2 != JetPairing::product) continue;
+          Kokkos::View<S****, Kokkos::LayoutRight, Mem> out("kr", rows, lo, nx, ny);
+          Kokkos::deep_copy(out, S(-7));  // every entry must be written
+          using Term = t3k::impl::KhatriRaoTerm<S, Mem>;
+          t3k::impl::khatri_rao_jets(space, "t3k_test::khatri_rao_jets", t3k::impl::Jet4<S, Mem>(out),
+                                     Term{a1.device, b1.device, p1}, Term{a2.device, b2.device, p2}, two_terms);
+          auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+          for (std::size_t s = 0; s < rows; ++s)
+            for (std::size_t k = 0; k < lo; ++k)
+              for (std::size_t x = 0; x < nx; ++x)
+                for (std::size_t y = 0; y < ny; ++y) {
+                  double want = 0;
+                  for (std::size_t l = 0; l < a1.l; ++l)
+                    for (std::size_t m = 0; m < b1.l; ++m)
+                      if (pairs_with(p1, k, l, m)) want += a1.at(s, l, x) * b1.at(s, m, y);
+                  if (two_terms) {
+                    for (std::size_t l = 0; l < a2.l; ++l)
+                      for (std::size_t m = 0; m < b2.l; ++m)
+                        if (pairs_with(p2, k, l, m)) want += a2.at(s, l, x) * b2.at(s, m, y);
+                  }
+                  ASSERT_NEAR(double(got(s, k, x, y)), want, t3k_test::eps_times<S>(16))
+                      << "pairings " << int(p1) << "/" << int(p2) << " two terms " << two_terms << " at (" << s
+                      << ", " << k << ", " << x << ", " << y << ")";
+                }
+        }
+  }
+}
+
+TYPED_TEST(MatrixProductTest, KhatriRaoJetsMatchDefinition) { khatri_rao_jets_match_definition<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, MatchesBruteForceReference) { product_matches_reference<TypeParam, false>(); }
 TYPED_TEST(MatrixProductTest, PlainKernelMatchesBruteForceReference) { product_matches_reference<TypeParam, true>(); }
 
