@@ -96,7 +96,8 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     //     one product with L_i each (inner dimension rL_i * nU_i; contracting mu[i] . L_i first and the jets after
     //     would be a product with inner dimension rL_i and a pass over its rL_i * nU_i * rL_{i+1} output per jet):
     //     mu[i+1] = (mu[i] ⊛ xi_i) . L_i; tau~[i+1] = (mu[i] ⋆ deta~_i + [i >= 1] xi_i ⋆ tau~[i]) . L_i
-    //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n); a KhatriRaoTerm names the axes in the other order).
+    //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n). As a KhatriRaoTerm, x ⋆ y is {x, y, correlate_y_fixed}
+    //     or {y, x, correlate_v_fixed}, whichever puts the jet's two axes in the order of the core's.)
     fill_ones_jet(space, r3(w.mu[0], 1));
     for (std::size_t i = 0; i + 1 < d; ++i) {
       auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
