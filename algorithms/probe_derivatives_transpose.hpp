@@ -74,7 +74,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.transient[b].data(), rows, k1, p, q); };
     auto kr4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.khatri_rao[b].data(), rows, k1, p, q); };
     auto flat = [&](J4 j) { return J3(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
-    auto flat_c = [&](J4 j) { return J3c(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
+    auto flat_c = [&](J4 j) { return J3c(flat(j)); };
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
 
     // (1) Pack the chunk's probe pairs omega_i and residuals r_i (orders < K1) into contiguous jets, the operands of
@@ -145,9 +145,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
         auto sigma_kr = kr4(1, nu[i], rr[i + 1]);
         khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr,
                         Term{c3(w.deta[t][i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed},
-                        has_right ? Term{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]),
-                                         JetPairing::correlate_y_fixed}
-                                  : Term{},
+                        Term{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed},
                         has_right);
         if (has_left) {
           apply_matrix(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), flat_c(sigma_kr),

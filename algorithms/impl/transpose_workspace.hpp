@@ -25,8 +25,8 @@ struct TransposeWorkspace {
   J3 eta, dxi;                                           // per core, transient
   std::array<Flat, 2> transient;                         // E = mu . O_i and F = O_i . nu[i+1] of the current core
   /// Khatri-Rao jets of the current core: [0] the frame's (mu ⊛ xi left to right, N = xi ⊛ nu right to left),
-  /// [1] the current residual's (the tau~ and S = sigma~ jets), the operands of the sweeps' products with L_i, R_i
-  /// and of the TT assembly.
+  /// [1] the current residual's (the jets whose products with L_i and R_i give tau~ and sigma~), the operands of the
+  /// sweeps' products and of the TT assembly.
   std::array<Flat, 2> khatri_rao;
 };
 
@@ -68,7 +68,8 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   w.eta = arena.take3(sweep, rows, k1, vec_max);
   w.dxi = arena.take3(sweep, rows, kl, vec_max);
   for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
-  for (auto& buffer : w.khatri_rao) buffer = arena.take1(WorkspaceCategory::assembly, rows * std::size_t(k1) * khatri_rao);
+  auto const assembly = WorkspaceCategory::assembly;
+  for (auto& buffer : w.khatri_rao) buffer = arena.take1(assembly, rows * std::size_t(k1) * khatri_rao);
   return w;
 }
 
