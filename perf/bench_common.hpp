@@ -402,11 +402,24 @@ void set_gemm_fraction(benchmark::State& state) {
 }
 
 /// bandwidth_fraction = this benchmark's bytes/s (inputs + outputs) over the cached copy bandwidth of the space.
-template <class ExecSpace>
+///
+/// Also the roofline counters, because whether a probe sweep is memory-bound at all depends on its shape:
+/// FLOP/byte = flops / bytes of one call (SPEC.md's exact count over the bytes the call must move);
+/// roofline_FLOP/s = min(GEMM reference, copy reference * FLOP/byte), the most any implementation could reach on
+/// this machine if it ran at the dense-kernel rate and moved only those bytes at copy speed; roofline_fraction =
+/// FLOP/s over it. Where copy reference * FLOP/byte exceeds the GEMM reference, the sweep is compute-bound and
+/// bandwidth_fraction cannot reach 1 (nor, past twice the GEMM reference, 0.5).
+template <class Scalar, class ExecSpace>
 void set_bandwidth_fraction(benchmark::State& state) {
   double const reference = copy_reference_bandwidth<ExecSpace>();
   state.counters["copy_ref_bytes/s"] = reference;
   state.counters["bandwidth_fraction"] = state.counters["bytes/s"].value / reference;
+  if (state.counters.count("flops") == 0 || state.counters["bytes"].value <= 0) return;
+  double const flop_per_byte = state.counters["flops"].value / state.counters["bytes"].value;
+  double const roofline = std::min(gemm_reference_flops<Scalar, ExecSpace>(), reference * flop_per_byte);
+  state.counters["FLOP/byte"] = flop_per_byte;
+  state.counters["roofline_FLOP/s"] = roofline;
+  state.counters["roofline_fraction"] = state.counters["FLOP/s"].value / roofline;
 }
 
 }  // namespace t3k_bench

@@ -49,7 +49,7 @@ void probes_benchmark(benchmark::State& state, bool into) {
   double const flops = double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 0);
   double const bytes = sizeof(Scalar) * 2.0 * double(s.w) * double(s.sum_n()) + bytes_of(f->x);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state);
   state.SetLabel(scalar_name<Scalar>());
 }
 
@@ -75,7 +75,7 @@ void probe_jets_benchmark(benchmark::State& state, bool into) {
       double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order);
   double const bytes = sizeof(Scalar) * double(s.w) * double(s.sum_n()) * (2.0 + double(s.order + 1)) + bytes_of(f->x);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state);
   state.SetLabel(scalar_name<Scalar>());
 }
 

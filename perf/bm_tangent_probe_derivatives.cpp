@@ -28,7 +28,7 @@ void j_benchmark(benchmark::State& state, bool into) {
   double const bytes = sizeof(Scalar) * double(s.w) * double(s.sum_n()) * (2.0 + double(s.order + 1)) +
                        bytes_of(f->frame) + sizeof(Scalar) * variation_entries(f->dims);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state);
   state.SetLabel(scalar_name<Scalar>());
 }
 
