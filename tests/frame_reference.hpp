@@ -24,6 +24,9 @@ inline std::vector<FrameShapeCase> frame_shape_cases() {
       {{3, 4}, {2, 3}, {2, 1}, {1, 2, 1}, {1, 3, 1}},                             // d = 2
       {{4, 5, 6, 3}, {3, 4, 2, 3}, {2, 4, 2, 2}, {1, 2, 3, 2, 1}, {1, 2, 3, 2, 1}},  // the shapes of testdata case 1
       {{2, 1, 3, 2}, {2, 1, 2, 2}, {1, 1, 2, 1}, {1, 1, 1, 2, 1}, {1, 2, 1, 1, 1}},  // rank-1 bonds and size-1 mode
+      // Wide ranks at core 1 only: J's right-to-left step there goes Khatri-Rao jet first on host backends
+      // (min(rl_1, rr_1) = 32, impl::khatri_rao_first), the step at core 2 product first.
+      {{3, 2, 3}, {2, 2, 2}, {1, 2, 1}, {1, 32, 2, 1}, {1, 33, 32, 1}},
   };
 }
 

@@ -15,6 +15,9 @@ namespace {
 
 using namespace t3k_test;
 
+static_assert(t3k::impl::khatri_rao_first<Kokkos::DefaultHostExecutionSpace>(32),
+              "the wide-rank frame case must take the Khatri-Rao-first step it is there to test");
+
 template <class C>
 using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
 template <class C>
@@ -298,26 +301,41 @@ void bad_residuals_throw() {
 }
 
 // tangent_probe_derivatives_into overwrites every entry of caller-owned arrays (prefilled with NaN, so orders >= d
-// left unwritten would show) with the bits of the allocating form, and names the array of the wrong shape.
+// left unwritten would show) with the bits of the allocating form, which runs in other chunks (16 probes against
+// the automatic chunk), and names the array of the wrong shape.
 template <class C>
 void tangent_into_overwrites_caller_arrays() {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   typename C::execution_space space;
+  t3k::TangentProbeJets<S, Mem> z;
+  std::size_t const w = 70, nt = 2;
+  for (std::size_t case_index : {3, 5}) {  // d = 4; wide ranks at core 1 (Khatri-Rao-first step)
+    auto fc = frame_shape_cases()[case_index];
+    auto f = random_frame<S, Mem>(space, fc, 6);
+    std::size_t const order = fc.big_n.size() + 1;
+    auto v = random_variation_for_test(space, f, nt, 7);
+    auto ww = probe_stack<C>(fc.big_n, w, 30);
+    auto pp = probe_stack<C>(fc.big_n, w, 40);
+    z.clear();
+    for (auto n : fc.big_n) {
+      z.emplace_back("z", nt, w, order + 1, n);
+      Kokkos::deep_copy(z.back(), std::numeric_limits<S>::quiet_NaN());
+    }
+    t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z, t3k::ChunkSize::of(16));
+    auto ref = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      EXPECT_EQ(flat_host(z[i]), flat_host(ref[i])) << "case " << case_index << " mode " << i;
+    }
+  }
   auto fc = frame_shape_cases()[3];  // d = 4
   auto f = random_frame<S, Mem>(space, fc, 6);
-  std::size_t const d = fc.big_n.size(), w = 70, nt = 2, order = d + 1;
+  std::size_t const d = fc.big_n.size(), order = d + 1;
   auto v = random_variation_for_test(space, f, nt, 7);
   auto ww = probe_stack<C>(fc.big_n, w, 30);
   auto pp = probe_stack<C>(fc.big_n, w, 40);
-  t3k::TangentProbeJets<S, Mem> z;
-  for (auto n : fc.big_n) {
-    z.emplace_back("z", nt, w, order + 1, n);
-    Kokkos::deep_copy(z.back(), std::numeric_limits<S>::quiet_NaN());
-  }
-  t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z, t3k::ChunkSize::of(16));
-  auto ref = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
-  for (std::size_t i = 0; i < d; ++i) EXPECT_EQ(flat_host(z[i]), flat_host(ref[i])) << "mode " << i;
+  z.clear();
+  for (auto n : fc.big_n) z.emplace_back("z", nt, w, order + 1, n);
   z[d - 1] = Jets4<C>("short", nt, w, order, fc.big_n[d - 1]);  // K coefficients where K + 1 are due
   try {
     t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z);

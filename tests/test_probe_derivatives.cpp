@@ -42,11 +42,17 @@ struct T3Case {
   std::vector<std::size_t> big_n, n, r;
 };
 
+static_assert(t3k::impl::khatri_rao_first<Kokkos::DefaultHostExecutionSpace>(32),
+              "the wide-rank case of t3_cases must take the Khatri-Rao-first step it is there to test");
+
 std::vector<T3Case> t3_cases() {
   return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
           {{5}, {2}, {1, 1}},                              {{3}, {4}, {2, 3}},
           {{3, 4}, {2, 3}, {1, 2, 1}},                     {{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}},
-          {{6, 2, 5, 3, 4}, {3, 2, 2, 1, 7}, {2, 1, 3, 2, 2, 2}}};
+          {{6, 2, 5, 3, 4}, {3, 2, 2, 1, 7}, {2, 1, 3, 2, 2, 2}},
+          // A wide rank at core 1 only: the right-to-left step there goes Khatri-Rao jet first on host backends
+          // (r_1 = 32, impl::khatri_rao_first), the step at core 2 product first.
+          {{3, 2, 3}, {2, 2, 2}, {1, 32, 2, 1}}};
 }
 
 // Every order K = 0..d+1 against the subset expansion, ragged ranks, boundary ranks != 1, n_i > N_i, d = 1..5.
@@ -217,22 +223,32 @@ void into_forms_overwrite_caller_arrays() {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   typename C::execution_space space;
+  std::size_t const w = 70;  // more than one 64-probe block
+  S const nan = std::numeric_limits<S>::quiet_NaN();
+  for (std::size_t case_index : {7, 5}) {  // a wide rank at core 1 (Khatri-Rao-first step); d = 5
+    auto tc = t3_cases()[case_index];
+    std::size_t const d = tc.big_n.size();
+    auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
+    auto ww = random_probe_stack<C>(tc.big_n, w, 4);
+    auto pp = random_probe_stack<C>(tc.big_n, w, 5);
+    for (std::size_t order : {std::size_t(0), std::size_t(2), d + 1}) {
+      t3k::ProbeJets<S, Mem> z;
+      for (auto n : tc.big_n) {
+        z.emplace_back("z", w, order + 1, n);
+        Kokkos::deep_copy(z.back(), nan);
+      }
+      t3k::probe_derivatives_into(space, x, ww, pp, order, z, t3k::ChunkSize::of(16));
+      auto ref = t3k::probe_derivatives(space, x, ww, pp, order);
+      for (std::size_t i = 0; i < d; ++i) {
+        EXPECT_EQ(flat(z[i]), flat(ref[i])) << "case " << case_index << " order " << order << " mode " << i;
+      }
+    }
+  }
   auto tc = t3_cases()[5];  // d = 5
-  std::size_t const d = tc.big_n.size(), w = 70;  // more than one 64-probe block
+  std::size_t const d = tc.big_n.size();
   auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
   auto ww = random_probe_stack<C>(tc.big_n, w, 4);
   auto pp = random_probe_stack<C>(tc.big_n, w, 5);
-  S const nan = std::numeric_limits<S>::quiet_NaN();
-  for (std::size_t order : {std::size_t(0), std::size_t(2), d + 1}) {
-    t3k::ProbeJets<S, Mem> z;
-    for (auto n : tc.big_n) {
-      z.emplace_back("z", w, order + 1, n);
-      Kokkos::deep_copy(z.back(), nan);
-    }
-    t3k::probe_derivatives_into(space, x, ww, pp, order, z, t3k::ChunkSize::of(16));
-    auto ref = t3k::probe_derivatives(space, x, ww, pp, order);
-    for (std::size_t i = 0; i < d; ++i) EXPECT_EQ(flat(z[i]), flat(ref[i])) << "order " << order << " mode " << i;
-  }
   t3k::Probes<S, Mem> z0;
   for (auto n : tc.big_n) {
     z0.emplace_back("z0", w, n);
