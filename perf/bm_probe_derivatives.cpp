@@ -113,6 +113,7 @@ void probe_sweep(benchmark::internal::Benchmark* b) {
 void output_reuse_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames(shape_arg_names());
   b->Args({6, 64, 8, 8, 2, 10000})->Args({6, 1024, 8, 8, 2, 10000})->Args({6, 64, 8, 8, 2, 100000});
+  b->Args({8, 64, 16, 32, 2, 4096});  // issue 8's J^T shape: wide ranks (Khatri-Rao-first right-to-left steps)
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 void probe_sweep_float(benchmark::internal::Benchmark* b) {
