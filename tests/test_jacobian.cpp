@@ -308,15 +308,22 @@ void tangent_into_overwrites_caller_arrays() {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   typename C::execution_space space;
-  t3k::TangentProbeJets<S, Mem> z;
   std::size_t const w = 70, nt = 2;
-  for (std::size_t case_index : {3, 5}) {  // d = 4; wide ranks at core 1 (Khatri-Rao-first step)
-    auto fc = frame_shape_cases()[case_index];
-    auto f = random_frame<S, Mem>(space, fc, 6);
-    std::size_t const order = fc.big_n.size() + 1;
-    auto v = random_variation_for_test(space, f, nt, 7);
-    auto ww = probe_stack<C>(fc.big_n, w, 30);
-    auto pp = probe_stack<C>(fc.big_n, w, 40);
+  // The shape checks after the loop reuse the inputs of its last case (d = 4).
+  FrameShapeCase fc;
+  t3k::OrthogonalFrame<S, Mem> f;
+  t3k::T3Variation<S, Mem> v;
+  std::vector<Probe2<C>> ww, pp;
+  t3k::TangentProbeJets<S, Mem> z;
+  std::size_t d = 0, order = 0;
+  for (std::size_t case_index : {5, 3}) {  // wide ranks at core 1 (Khatri-Rao-first step); d = 4
+    fc = frame_shape_cases()[case_index];
+    f = random_frame<S, Mem>(space, fc, 6);
+    d = fc.big_n.size();
+    order = d + 1;
+    v = random_variation_for_test(space, f, nt, 7);
+    ww = probe_stack<C>(fc.big_n, w, 30);
+    pp = probe_stack<C>(fc.big_n, w, 40);
     z.clear();
     for (auto n : fc.big_n) {
       z.emplace_back("z", nt, w, order + 1, n);
@@ -324,18 +331,10 @@ void tangent_into_overwrites_caller_arrays() {
     }
     t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z, t3k::ChunkSize::of(16));
     auto ref = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
-    for (std::size_t i = 0; i < z.size(); ++i) {
+    for (std::size_t i = 0; i < d; ++i) {
       EXPECT_EQ(flat_host(z[i]), flat_host(ref[i])) << "case " << case_index << " mode " << i;
     }
   }
-  auto fc = frame_shape_cases()[3];  // d = 4
-  auto f = random_frame<S, Mem>(space, fc, 6);
-  std::size_t const d = fc.big_n.size(), order = d + 1;
-  auto v = random_variation_for_test(space, f, nt, 7);
-  auto ww = probe_stack<C>(fc.big_n, w, 30);
-  auto pp = probe_stack<C>(fc.big_n, w, 40);
-  z.clear();
-  for (auto n : fc.big_n) z.emplace_back("z", nt, w, order + 1, n);
   z[d - 1] = Jets4<C>("short", nt, w, order, fc.big_n[d - 1]);  // K coefficients where K + 1 are due
   try {
     t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z);

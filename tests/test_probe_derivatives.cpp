@@ -225,12 +225,17 @@ void into_forms_overwrite_caller_arrays() {
   typename C::execution_space space;
   std::size_t const w = 70;  // more than one 64-probe block
   S const nan = std::numeric_limits<S>::quiet_NaN();
+  // The checks after the loop reuse the inputs of its last case (d = 5).
+  T3Case tc;
+  t3k::TuckerTensorTrain<S, Mem> x;
+  std::vector<Probe2<C>> ww, pp;
+  std::size_t d = 0;
   for (std::size_t case_index : {7, 5}) {  // a wide rank at core 1 (Khatri-Rao-first step); d = 5
-    auto tc = t3_cases()[case_index];
-    std::size_t const d = tc.big_n.size();
-    auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
-    auto ww = random_probe_stack<C>(tc.big_n, w, 4);
-    auto pp = random_probe_stack<C>(tc.big_n, w, 5);
+    tc = t3_cases()[case_index];
+    d = tc.big_n.size();
+    x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
+    ww = random_probe_stack<C>(tc.big_n, w, 4);
+    pp = random_probe_stack<C>(tc.big_n, w, 5);
     for (std::size_t order : {std::size_t(0), std::size_t(2), d + 1}) {
       t3k::ProbeJets<S, Mem> z;
       for (auto n : tc.big_n) {
@@ -244,11 +249,6 @@ void into_forms_overwrite_caller_arrays() {
       }
     }
   }
-  auto tc = t3_cases()[5];  // d = 5
-  std::size_t const d = tc.big_n.size();
-  auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
-  auto ww = random_probe_stack<C>(tc.big_n, w, 4);
-  auto pp = random_probe_stack<C>(tc.big_n, w, 5);
   t3k::Probes<S, Mem> z0;
   for (auto n : tc.big_n) {
     z0.emplace_back("z0", w, n);
