@@ -2,7 +2,8 @@
 // (OpenBLAS underneath where it is the BLAS TPL) against a brute-force triple loop on the host, for every transpose
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
-// that feed those products (algorithms/impl/jet_kernels.hpp), against their definition by coefficient pairs.
+// that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
+// definitions by coefficient pairs.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
@@ -178,6 +179,52 @@ void khatri_rao_jets_match_definition() {
 }
 
 TYPED_TEST(MatrixProductTest, KhatriRaoJetsMatchDefinition) { khatri_rao_jets_match_definition<TypeParam>(); }
+// contract_jets over either axis, every pairing, accumulating or not, against the sum over all coefficient pairs and
+// the contracted axis; output widths that hit each of the host kernel's strip widths (32, 16, 8, a remainder) and its
+// dot form's full and partial passes of eight outputs.
+template <class C>
+void contract_jets_match_definition() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using t3k::impl::ContractAxis;
+  using t3k::impl::JetPairing;
+  typename C::execution_space space;
+  std::size_t const rows = 3, lo = 3, ly = 3, lv = 2;
+  for (ContractAxis axis : {ContractAxis::first, ContractAxis::second})
+    for (std::size_t const n_out : {std::size_t(3), std::size_t(8), std::size_t(19), std::size_t(59)})
+      for (std::size_t const n_sum : {std::size_t(5), std::size_t(12)}) {
+        bool const first = axis == ContractAxis::first;
+        std::size_t const p = first ? n_sum : n_out, q = first ? n_out : n_sum;
+        // Y (rows, ly, p, q) as a jet of rows, ly, p * q.
+        TestJet<C> const y(rows, ly, p * q, 21), v(rows, lv, n_sum, 22), start(rows, lo, n_out, 23);
+        for (JetPairing pairing : {JetPairing::product, JetPairing::correlate_y_fixed, JetPairing::correlate_v_fixed})
+          for (bool accumulate : {false, true}) {
+            Kokkos::View<S***, Kokkos::LayoutRight, Mem> out("out", rows, lo, n_out);
+            Kokkos::deep_copy(out, start.device);
+            t3k::impl::contract_jets(space, "t3k_test::contract_jets", t3k::impl::Jet3<S, Mem>(out),
+                                     t3k::impl::Jet4<S const, Mem>(y.device.data(), rows, ly, p, q), axis,
+                                     t3k::impl::Jet3<S const, Mem>(v.device), pairing, accumulate);
+            auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+            for (std::size_t s = 0; s < rows; ++s)
+              for (std::size_t n = 0; n < lo; ++n)
+                for (std::size_t x = 0; x < n_out; ++x) {
+                  double want = accumulate ? start.at(s, n, x) : 0.0;
+                  for (std::size_t a = 0; a < ly; ++a)
+                    for (std::size_t b = 0; b < lv; ++b) {
+                      if (!pairs_with(pairing, n, a, b)) continue;
+                      for (std::size_t j = 0; j < n_sum; ++j) {
+                        want += y.at(s, a, first ? j * q + x : x * q + j) * v.at(s, b, j);
+                      }
+                    }
+                  ASSERT_NEAR(double(got(s, n, x)), want, t3k_test::eps_times<S>(8.0 * double(n_sum + 1)))
+                      << "axis " << int(axis) << " pairing " << int(pairing) << " accumulate " << accumulate
+                      << " n_out " << n_out << " n_sum " << n_sum << " at (" << s << ", " << n << ", " << x << ")";
+                }
+          }
+      }
+}
+
+TYPED_TEST(MatrixProductTest, ContractJetsMatchDefinition) { contract_jets_match_definition<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, MatchesBruteForceReference) { product_matches_reference<TypeParam, false>(); }
 TYPED_TEST(MatrixProductTest, PlainKernelMatchesBruteForceReference) { product_matches_reference<TypeParam, true>(); }
 

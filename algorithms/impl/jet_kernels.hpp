@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
+#include <cstddef>
 #include <type_traits>
 
 namespace t3k {
@@ -157,14 +158,43 @@ struct ContractJetsEntry {
   }
 };
 
+/// The coefficient pairs of one output order as row pointers for the host kernels: pair c combines the rows at
+/// a + c * step_a and b + c * step_b, c < count, in the order of coefficient_pairs. The host kernels' strips are
+/// short (16-32 entries), so indexing the Views afresh per pair and strip cost as much as the multiply-adds did
+/// (perf/README.md, "Small kernels of the sweeps").
+template <class Scalar>
+struct CoefficientPairRows {
+  Scalar const* a = nullptr;
+  Scalar const* b = nullptr;
+  std::ptrdiff_t step_a = 0, step_b = 0;
+  int count = 0;
+};
+
+/// The row pointers of `pairs`, given the rows of coefficient 0 of each factor and the distance between coefficients.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION CoefficientPairRows<Scalar> coefficient_pair_rows(CoefficientPairs const& pairs,
+                                                                         Scalar const* a0, std::ptrdiff_t a_step,
+                                                                         Scalar const* b0, std::ptrdiff_t b_step) {
+  CoefficientPairRows<Scalar> rows;
+  if (pairs.end <= pairs.begin) return rows;
+  rows.count = pairs.end - pairs.begin;
+  rows.a = a0 + pairs.begin * a_step;
+  rows.b = b0 + pairs.b_of(pairs.begin) * b_step;
+  rows.step_a = a_step;
+  rows.step_b = pairs.sign * b_step;
+  return rows;
+}
+
 /// contract_jets on host backends: one (s, n) per iteration, each entry summed over (a, y) in the order of
-/// ContractJetsEntry.
-///   first (summing over P): axpy form over a strip of contiguous outputs (Y's rows are read contiguously and the
-///   innermost loop vectorizes);
-///   second (summing over Q): four dot products over contiguous rows at a time (independent add chains).
+/// ContractJetsEntry, the pairs (a, b) walked by pointer steps (see CoefficientPairRows).
+///   first (summing over P): axpy form over strips of contiguous outputs of a width fixed at compile time, so that
+///   the sums stay in registers (Y's rows are read contiguously and the innermost loop vectorizes);
+///   second (summing over Q): dot products over contiguous rows, eight outputs at a time (independent add chains
+///   sharing each load of v).
 template <class Scalar, class MemorySpace>
 struct ContractJetsRows {
-  static constexpr int strip = 64;
+  static constexpr int max_strip = 32;  // the widest strip of the axpy form (4 AVX registers of float)
+  static constexpr int dot_rows = 8;    // outputs per pass of the dot form
   Jet3<Scalar, MemorySpace> out;
   Jet4<Scalar const, MemorySpace> ymat;
   Jet3<Scalar const, MemorySpace> v;
@@ -176,56 +206,58 @@ struct ContractJetsRows {
     int const s = sn / lo;
     int const n = sn - s * lo;
     CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    // a: Y^(a) as a P x Q matrix, b: v^(b)
+    CoefficientPairRows<Scalar> const rows = coefficient_pair_rows(
+        pairs, ymat.data() + std::size_t(s) * ymat.stride(0), std::ptrdiff_t(ymat.stride(1)),
+        v.data() + std::size_t(s) * v.stride(0), std::ptrdiff_t(v.stride(1)));
+    Scalar* const o = &out(s, n, 0);
+    int x0 = 0;
     if (first) {
-      sum_over_first(s, n, pairs);
+      for (; x0 + max_strip <= n_out; x0 += max_strip) sum_over_first<max_strip>(o, rows, x0, 0);
+      for (; x0 + max_strip / 2 <= n_out; x0 += max_strip / 2) sum_over_first<max_strip / 2>(o, rows, x0, 0);
+      for (; x0 + max_strip / 4 <= n_out; x0 += max_strip / 4) sum_over_first<max_strip / 4>(o, rows, x0, 0);
+      if (x0 < n_out) sum_over_first<0>(o, rows, x0, n_out - x0);
     } else {
-      sum_over_second(s, n, pairs);
+      for (; x0 + dot_rows <= n_out; x0 += dot_rows) sum_over_second<dot_rows>(o, rows, x0);
+      for (; x0 < n_out; ++x0) sum_over_second<1>(o, rows, x0);
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void sum_over_first(int s, int n, CoefficientPairs const& pairs) const {
+  /// Outputs [x0, x0 + width) of the axpy form; Width = 0: a runtime width below max_strip / 4.
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION void sum_over_first(Scalar* o, CoefficientPairRows<Scalar> const& rows, int x0,
+                                             int runtime_width) const {
+    int const width = Width > 0 ? Width : runtime_width;
     std::size_t const row_stride = ymat.extent(3);
-    for (int x0 = 0; x0 < n_out; x0 += strip) {
-      int const width = n_out - x0 < strip ? n_out - x0 : strip;
-      Scalar acc[strip];
-      for (int q = 0; q < width; ++q) acc[q] = 0;
-      for (int a = pairs.begin; a < pairs.end; ++a) {
-        Scalar const* vb = &v(s, pairs.b_of(a), 0);
-        Scalar const* rows_a = &ymat(s, a, 0, x0);
-        for (int y = 0; y < n_sum; ++y) {
-          Scalar const vy = vb[y];
-          Scalar const* row = rows_a + std::size_t(y) * row_stride;
-          for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
-        }
+    Scalar acc[Width > 0 ? Width : max_strip / 4];
+    for (int q = 0; q < width; ++q) acc[q] = 0;
+    for (int c = 0; c < rows.count; ++c) {
+      Scalar const* const vb = rows.b + c * rows.step_b;
+      Scalar const* const y_rows = rows.a + c * rows.step_a + x0;
+      for (int y = 0; y < n_sum; ++y) {
+        Scalar const vy = vb[y];
+        Scalar const* const row = y_rows + std::size_t(y) * row_stride;
+        for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
       }
-      store_strip(&out(s, n, x0), acc, width, accumulate);
     }
+    store_strip(o + x0, acc, width, accumulate);
   }
 
-  KOKKOS_INLINE_FUNCTION void sum_over_second(int s, int n, CoefficientPairs const& pairs) const {
-    for (int x0 = 0; x0 < n_out; x0 += 4) {
-      int const width = n_out - x0 < 4 ? n_out - x0 : 4;
-      Scalar acc[4] = {0, 0, 0, 0};
-      for (int a = pairs.begin; a < pairs.end; ++a) {
-        Scalar const* vb = &v(s, pairs.b_of(a), 0);
-        if (width == 4) {
-          Scalar const *y0 = &ymat(s, a, x0, 0), *y1 = &ymat(s, a, x0 + 1, 0), *y2 = &ymat(s, a, x0 + 2, 0),
-                       *y3 = &ymat(s, a, x0 + 3, 0);
-          for (int y = 0; y < n_sum; ++y) {
-            acc[0] += y0[y] * vb[y];
-            acc[1] += y1[y] * vb[y];
-            acc[2] += y2[y] * vb[y];
-            acc[3] += y3[y] * vb[y];
-          }
-        } else {
-          for (int q = 0; q < width; ++q) {
-            Scalar const* yq = &ymat(s, a, x0 + q, 0);
-            for (int y = 0; y < n_sum; ++y) acc[q] += yq[y] * vb[y];
-          }
-        }
+  /// Outputs [x0, x0 + Rows) of the dot form.
+  template <int Rows>
+  KOKKOS_INLINE_FUNCTION void sum_over_second(Scalar* o, CoefficientPairRows<Scalar> const& rows, int x0) const {
+    std::size_t const row_stride = ymat.extent(3);
+    Scalar acc[Rows];
+    for (int q = 0; q < Rows; ++q) acc[q] = 0;
+    for (int c = 0; c < rows.count; ++c) {
+      Scalar const* const vb = rows.b + c * rows.step_b;
+      Scalar const* const y_rows = rows.a + c * rows.step_a + std::size_t(x0) * row_stride;
+      for (int y = 0; y < n_sum; ++y) {
+        Scalar const vy = vb[y];
+        for (int q = 0; q < Rows; ++q) acc[q] += y_rows[std::size_t(q) * row_stride + std::size_t(y)] * vy;
       }
-      store_strip(&out(s, n, x0), acc, width, accumulate);
     }
+    store_strip(o + x0, acc, Rows, accumulate);
   }
 };
 
@@ -301,37 +333,45 @@ struct KhatriRaoJetsRows {
   KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
     int const s = sk / lo;
     int const k = sk - s * lo;
-    CoefficientPairs const pairs_first = first.pairs(k);
-    CoefficientPairs const pairs_second = n_terms > 1 ? second.pairs(k) : CoefficientPairs{};
+    CoefficientPairRows<Scalar> const rows_first = pair_rows(first, s, k);
+    CoefficientPairRows<Scalar> const rows_second =
+        n_terms > 1 ? pair_rows(second, s, k) : CoefficientPairRows<Scalar>{};
+    Scalar* const o = &out(s, k, 0, 0);
     for (int x = 0; x < nx; ++x) {
+      Scalar* const o_row = o + std::size_t(x) * std::size_t(ny);
       int y0 = 0;
-      for (; y0 + strip <= ny; y0 += strip) write_strip<strip>(s, k, x, y0, strip, pairs_first, pairs_second);
-      if (y0 < ny) write_strip<0>(s, k, x, y0, ny - y0, pairs_first, pairs_second);
+      for (; y0 + strip <= ny; y0 += strip) write_strip<strip>(o_row, x, y0, strip, rows_first, rows_second);
+      if (y0 < ny) write_strip<0>(o_row, x, y0, ny - y0, rows_first, rows_second);
     }
   }
 
-  template <int Width>
-  KOKKOS_INLINE_FUNCTION void write_strip(int s, int k, int x, int y0, int runtime_width,
-                                          CoefficientPairs const& pairs_first,
-                                          CoefficientPairs const& pairs_second) const {
-    int const width = Width > 0 ? Width : runtime_width;
-    Scalar acc[strip];
-    for (int q = 0; q < width; ++q) acc[q] = 0;
-    add_term<Width>(acc, first, pairs_first, s, x, y0, width);
-    add_term<Width>(acc, second, pairs_second, s, x, y0, width);
-    Scalar* const o = &out(s, k, x, y0);
-    for (int q = 0; q < width; ++q) o[q] = acc[q];
+  KOKKOS_INLINE_FUNCTION static CoefficientPairRows<Scalar> pair_rows(KhatriRaoTerm<Scalar, MemorySpace> const& term,
+                                                                      int s, int k) {
+    return coefficient_pair_rows(term.pairs(k), term.a.data() + std::size_t(s) * term.a.stride(0),
+                                 std::ptrdiff_t(term.a.stride(1)), term.b.data() + std::size_t(s) * term.b.stride(0),
+                                 std::ptrdiff_t(term.b.stride(1)));
   }
 
   template <int Width>
-  KOKKOS_INLINE_FUNCTION static void add_term(Scalar* acc, KhatriRaoTerm<Scalar, MemorySpace> const& term,
-                                              CoefficientPairs const& pairs, int s, int x, int y0,
-                                              int runtime_width) {
+  KOKKOS_INLINE_FUNCTION static void write_strip(Scalar* o_row, int x, int y0, int runtime_width,
+                                                 CoefficientPairRows<Scalar> const& rows_first,
+                                                 CoefficientPairRows<Scalar> const& rows_second) {
     int const width = Width > 0 ? Width : runtime_width;
-    for (int l = pairs.begin; l < pairs.end; ++l) {
-      Scalar const ax = term.a(s, l, x);
-      Scalar const* const brow = &term.b(s, pairs.b_of(l), y0);
-      for (int q = 0; q < width; ++q) acc[q] += ax * brow[q];
+    Scalar acc[strip];
+    for (int q = 0; q < width; ++q) acc[q] = 0;
+    add_pairs<Width>(acc, rows_first, x, y0, width);
+    add_pairs<Width>(acc, rows_second, x, y0, width);
+    for (int q = 0; q < width; ++q) o_row[y0 + q] = acc[q];
+  }
+
+  template <int Width>
+  KOKKOS_INLINE_FUNCTION static void add_pairs(Scalar* acc, CoefficientPairRows<Scalar> const& rows, int x, int y0,
+                                               int runtime_width) {
+    int const width = Width > 0 ? Width : runtime_width;
+    for (int c = 0; c < rows.count; ++c) {
+      Scalar const ax = rows.a[c * rows.step_a + x];
+      Scalar const* const b_row = rows.b + c * rows.step_b + y0;
+      for (int q = 0; q < width; ++q) acc[q] += ax * b_row[q];
     }
   }
 };
@@ -445,6 +485,22 @@ struct InterleaveEntry {
   Jet3<Scalar const, MemorySpace> in;
   KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = in(k, s, x); }
 };
+
+template <class Scalar, class MemorySpace>
+struct PermuteLastAxesEntry {
+  Jet3<Scalar, MemorySpace> out;
+  Jet3<Scalar const, MemorySpace> in;
+  KOKKOS_INLINE_FUNCTION void operator()(int a, int b, int c) const { out(a, b, c) = in(a, c, b); }
+};
+
+/// out[a, b, c] = in[a, c, b]: a core with its last two axes swapped.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void permute_last_axes(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
+                       Jet3<Scalar const, MemorySpace> in) {
+  T3K_DEBUG_ASSERT(out.extent(0) == in.extent(0) && out.extent(1) == in.extent(2) && out.extent(2) == in.extent(1));
+  for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
+                     PermuteLastAxesEntry<Scalar, MemorySpace>{out, in});
+}
 
 /// Whether a probe View type can hand its rows to a matrix product of Scalar in MemorySpace as they are.
 template <class Scalar, class MemorySpace, class ProbeView>
