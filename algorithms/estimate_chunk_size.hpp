@@ -41,7 +41,7 @@ struct TransposeMemoryModel {
   std::size_t sweep_bytes_per_row = 0;     ///< edge-variable jets and sweep transients of one chunk row
   std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
   std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
-  std::size_t fixed_bytes = 0;             ///< summed gradients and the block partials of V~
+  std::size_t fixed_bytes = 0;             ///< summed gradients and the frame's outer cores with permuted axes
 
   /// Bytes J^T itself allocates for `rows` probes at a requested `chunk` rows per pass, rounded as J^T rounds it
   /// (down to a multiple of reduction_block_size, at least one block, all rows when it covers them).

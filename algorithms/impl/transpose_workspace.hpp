@@ -24,6 +24,7 @@ struct TransposeWorkspace {
   std::vector<std::vector<J3>> resid, deta, tau, sigma;  // per residual stack entry t (resid: packed residuals)
   J3 eta, dxi;                                           // per core, transient
   std::array<Flat, 2> transient;                         // E = mu . O_i and F = O_i . nu[i+1] of the current core
+  std::vector<J3> outer_by_right;                        // O_i with axes (a, b, o), for E; filled once per call
   /// Khatri-Rao jets of the current core: [0] the frame's (mu ⊛ xi left to right, N = xi ⊛ nu right to left),
   /// [1] the current residual's (the jets whose products with L_i and R_i give tau~ and sigma~), the operands of the
   /// sweeps' products and of the TT assembly.
@@ -70,6 +71,9 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
   auto const assembly = WorkspaceCategory::assembly;
   for (auto& buffer : w.khatri_rao) buffer = arena.take1(assembly, rows * std::size_t(k1) * khatri_rao);
+  for (std::size_t i = 0; i < d; ++i) {
+    w.outer_by_right.push_back(arena.take3(WorkspaceCategory::fixed, rl[i], rr[i + 1], no[i]));
+  }
   return w;
 }
 
