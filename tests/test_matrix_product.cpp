@@ -179,6 +179,7 @@ void khatri_rao_jets_match_definition() {
 }
 
 TYPED_TEST(MatrixProductTest, KhatriRaoJetsMatchDefinition) { khatri_rao_jets_match_definition<TypeParam>(); }
+
 // contract_jets over either axis, every pairing, accumulating or not, against the sum over all coefficient pairs and
 // the contracted axis; output widths that hit each of the host kernel's strip widths (32, 16, 8, a remainder) and its
 // dot form's full and partial passes of eight outputs.
