@@ -170,16 +170,16 @@ struct CoefficientPairRows {
   int count = 0;
 };
 
-/// The row pointers of `pairs`, given the rows of coefficient 0 of each factor and the distance between coefficients.
-template <class Scalar>
-KOKKOS_INLINE_FUNCTION CoefficientPairRows<Scalar> coefficient_pair_rows(CoefficientPairs const& pairs,
-                                                                         Scalar const* a0, std::ptrdiff_t a_step,
-                                                                         Scalar const* b0, std::ptrdiff_t b_step) {
-  CoefficientPairRows<Scalar> rows;
+/// The row pointers of `pairs` for probe s of the jets a (rows, La, ...) and b (rows, Lb, ...), LayoutRight.
+template <class AJet, class BJet>
+KOKKOS_INLINE_FUNCTION CoefficientPairRows<typename AJet::non_const_value_type> coefficient_pair_rows(
+    CoefficientPairs const& pairs, AJet const& a, BJet const& b, int s) {
+  CoefficientPairRows<typename AJet::non_const_value_type> rows;
   if (pairs.end <= pairs.begin) return rows;
+  std::ptrdiff_t const a_step = std::ptrdiff_t(a.stride(1)), b_step = std::ptrdiff_t(b.stride(1));
   rows.count = pairs.end - pairs.begin;
-  rows.a = a0 + pairs.begin * a_step;
-  rows.b = b0 + pairs.b_of(pairs.begin) * b_step;
+  rows.a = a.data() + std::size_t(s) * a.stride(0) + pairs.begin * a_step;
+  rows.b = b.data() + std::size_t(s) * b.stride(0) + pairs.b_of(pairs.begin) * b_step;
   rows.step_a = a_step;
   rows.step_b = pairs.sign * b_step;
   return rows;
@@ -206,10 +206,7 @@ struct ContractJetsRows {
     int const s = sn / lo;
     int const n = sn - s * lo;
     CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
-    // a: Y^(a) as a P x Q matrix, b: v^(b)
-    CoefficientPairRows<Scalar> const rows = coefficient_pair_rows(
-        pairs, ymat.data() + std::size_t(s) * ymat.stride(0), std::ptrdiff_t(ymat.stride(1)),
-        v.data() + std::size_t(s) * v.stride(0), std::ptrdiff_t(v.stride(1)));
+    CoefficientPairRows<Scalar> const rows = coefficient_pair_rows(pairs, ymat, v, s);  // a: Y^(a), P x Q; b: v^(b)
     Scalar* const o = &out(s, n, 0);
     int x0 = 0;
     if (first) {
@@ -333,9 +330,9 @@ struct KhatriRaoJetsRows {
   KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
     int const s = sk / lo;
     int const k = sk - s * lo;
-    CoefficientPairRows<Scalar> const rows_first = pair_rows(first, s, k);
+    CoefficientPairRows<Scalar> const rows_first = coefficient_pair_rows(first.pairs(k), first.a, first.b, s);
     CoefficientPairRows<Scalar> const rows_second =
-        n_terms > 1 ? pair_rows(second, s, k) : CoefficientPairRows<Scalar>{};
+        n_terms > 1 ? coefficient_pair_rows(second.pairs(k), second.a, second.b, s) : CoefficientPairRows<Scalar>{};
     Scalar* const o = &out(s, k, 0, 0);
     for (int x = 0; x < nx; ++x) {
       Scalar* const o_row = o + std::size_t(x) * std::size_t(ny);
@@ -343,13 +340,6 @@ struct KhatriRaoJetsRows {
       for (; y0 + strip <= ny; y0 += strip) write_strip<strip>(o_row, x, y0, strip, rows_first, rows_second);
       if (y0 < ny) write_strip<0>(o_row, x, y0, ny - y0, rows_first, rows_second);
     }
-  }
-
-  KOKKOS_INLINE_FUNCTION static CoefficientPairRows<Scalar> pair_rows(KhatriRaoTerm<Scalar, MemorySpace> const& term,
-                                                                      int s, int k) {
-    return coefficient_pair_rows(term.pairs(k), term.a.data() + std::size_t(s) * term.a.stride(0),
-                                 std::ptrdiff_t(term.a.stride(1)), term.b.data() + std::size_t(s) * term.b.stride(0),
-                                 std::ptrdiff_t(term.b.stride(1)));
   }
 
   template <int Width>
