@@ -3,8 +3,8 @@
 /// Shared pieces of t3k_bench: shapes from benchmark arguments, data fixtures cached across Google Benchmark's
 /// repeated invocations of one benchmark, the timing loop (fence before and after every timed call), the counters,
 /// and the two in-process references every benchmark is compared with: dense GEMM throughput through Kokkos Kernels
-/// (gemm_fraction) and a stream-like copy bandwidth (bandwidth_fraction), each measured once per process, execution
-/// space and scalar type, with the same threads as the benchmarks themselves.
+/// (gemm_fraction) and a stream-like copy bandwidth (bandwidth_fraction), with the same space, scalar type and
+/// threads as the benchmarks themselves, sampled next to each timed call (PairedReference).
 
 #include "flop_counts.hpp"
 
@@ -23,6 +23,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t3k_bench {
@@ -243,24 +244,6 @@ inline void core_sweep(benchmark::internal::Benchmark* b) {
 }
 // ------------------------------------------------------------------------------------------ timing loop
 
-/// Runs `call` once per benchmark iteration with a fence before the loop and after every call; reports the fenced
-/// wall time as the iteration time (register with ->UseManualTime()). Returns the total timed seconds.
-template <class ExecSpace, class Call>
-double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call) {
-  using clock = std::chrono::steady_clock;
-  space.fence();
-  double total = 0;
-  for (auto _ : state) {
-    auto const t0 = clock::now();
-    call();
-    space.fence();
-    double const seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    state.SetIterationTime(seconds);
-    total += seconds;
-  }
-  return total;
-}
-
 /// Peak bytes Kokkos allocates in the space's memory during one call (t3k::AllocationTracker around it). The call
 /// doubles as the warm-up of the timed loop.
 template <class ExecSpace, class Call>
@@ -283,10 +266,15 @@ inline std::size_t gemm_reference_size() {
   return 512;
 }
 
-/// FLOP/s of KokkosBlas::gemm C = A B on m x k and k x n LayoutLeft Views in `ExecSpace`'s memory: the best of
-/// several timed batches, each at least `min_seconds / 4` long.
+/// A reference kernel: `run` does `work` units (FLOPs or bytes) per call and fences before it returns.
+struct ReferenceKernel {
+  std::function<void()> run;
+  double work = 0;
+};
+
+/// KokkosBlas::gemm C = A B on m x k and k x n LayoutLeft Views in `ExecSpace`'s memory (FLOPs per run).
 template <class Scalar, class ExecSpace>
-double measure_gemm_flops(std::size_t m, std::size_t n, std::size_t k, double min_seconds = 1.0) {
+ReferenceKernel gemm_reference_kernel(std::size_t m, std::size_t n, std::size_t k) {
   using Device = Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>;
   using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, Device>;
   ExecSpace space;
@@ -294,70 +282,122 @@ double measure_gemm_flops(std::size_t m, std::size_t n, std::size_t k, double mi
   fill_random(space, a, 1);
   fill_random(space, b, 2);
   space.fence();
-  using clock = std::chrono::steady_clock;
-  KokkosBlas::gemm("N", "N", Scalar(1), a, b, Scalar(0), c);  // warm-up
-  space.fence();
-  double best = 0, spent = 0;
-  int batches = 0;
-  while (batches < 3 || spent < min_seconds) {
-    int calls = 0;
-    auto const t0 = clock::now();
-    double seconds = 0;
-    do {
-      KokkosBlas::gemm("N", "N", Scalar(1), a, b, Scalar(0), c);
-      space.fence();
-      ++calls;
-      seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    } while (seconds < min_seconds / 4);
-    best = std::max(best, gemm_flops(double(m), double(n), double(k)) * calls / seconds);
-    spent += seconds;
-    ++batches;
-  }
-  return best;
+  ReferenceKernel kernel{[=] {
+                           KokkosBlas::gemm("N", "N", Scalar(1), a, b, Scalar(0), c);
+                           space.fence();
+                         },
+                         gemm_flops(double(m), double(n), double(k))};
+  kernel.run();  // warm-up
+  return kernel;
 }
 
-/// GEMM FLOP/s at the reference size, measured once per process, scalar type and execution space.
-template <class Scalar, class ExecSpace = DefaultExec>
-double gemm_reference_flops() {
-  static double const flops = [] {
-    std::size_t const s = gemm_reference_size();
-    return measure_gemm_flops<Scalar, ExecSpace>(s, s, s);
-  }();
-  return flops;
-}
-
-/// Copy bandwidth b(i) = a(i) over `n` doubles in bytes/s (read + write counted, as STREAM does): the best of
-/// several timed batches.
+/// Copy b(i) = a(i) over `n` doubles (bytes per run: read + write counted, as STREAM does).
 template <class ExecSpace>
-double measure_copy_bandwidth(std::size_t n, double min_seconds = 1.0) {
+ReferenceKernel copy_reference_kernel(std::size_t n) {
   using Vector = Kokkos::View<double*, Kokkos::Device<ExecSpace, typename ExecSpace::memory_space>>;
   ExecSpace space;
   Vector a("t3k_bench::copy_a", n), b("t3k_bench::copy_b", n);
   fill_random(space, a, 3);
-  auto copy = [&] {
-    Kokkos::parallel_for(
-        "t3k_bench::copy", Kokkos::RangePolicy<ExecSpace>(space, 0, n), KOKKOS_LAMBDA(std::size_t i) { b(i) = a(i); });
-  };
-  copy();
-  space.fence();
+  ReferenceKernel kernel{[=] {
+                           Kokkos::parallel_for(
+                               "t3k_bench::copy", Kokkos::RangePolicy<ExecSpace>(space, 0, n),
+                               KOKKOS_LAMBDA(std::size_t i) { b(i) = a(i); });
+                           space.fence();
+                         },
+                         2.0 * sizeof(double) * double(n)};
+  kernel.run();  // warm-up (first touch of b)
+  return kernel;
+}
+
+/// Runs the kernel repeatedly until at least `seconds` have passed (at least once); returns {runs, seconds}.
+inline std::pair<int, double> run_for(ReferenceKernel const& kernel, double seconds) {
   using clock = std::chrono::steady_clock;
+  auto const t0 = clock::now();
+  int runs = 0;
+  double spent = 0;
+  do {
+    kernel.run();
+    ++runs;
+    spent = std::chrono::duration<double>(clock::now() - t0).count();
+  } while (spent < seconds);
+  return {runs, spent};
+}
+
+/// The kernel's best rate (work per second) over several timed batches, each at least `min_seconds / 4` long.
+inline double best_rate(ReferenceKernel const& kernel, double min_seconds = 1.0) {
   double best = 0, spent = 0;
   int batches = 0;
   while (batches < 3 || spent < min_seconds) {
-    int calls = 0;
-    auto const t0 = clock::now();
-    double seconds = 0;
-    do {
-      copy();
-      space.fence();
-      ++calls;
-      seconds = std::chrono::duration<double>(clock::now() - t0).count();
-    } while (seconds < min_seconds / 4);
-    best = std::max(best, 2.0 * sizeof(double) * double(n) * calls / seconds);
-    spent += seconds;
+    auto const batch = run_for(kernel, min_seconds / 4);
+    best = std::max(best, kernel.work * batch.first / batch.second);
+    spent += batch.second;
     ++batches;
   }
   return best;
+}
+
+/// A reference kernel sampled next to a benchmark's timed calls: after each call (timed_loop), the kernel runs for
+/// about as long as the call took, and rate() is its work over its time across all samples. The benchmark's rate
+/// and this one then come from the same stretches of the run. On a shared VM the machine's speed drifts while a
+/// benchmark runs (two-thread GEMM on the reference VM moved between 42 and 76 GFLOP/s from one second to the next:
+/// perf/README.md, "Paired references"), so a reference measured once per process can come from another state of the
+/// machine than the benchmark it divides.
+class PairedReference {
+ public:
+  explicit PairedReference(ReferenceKernel kernel) : kernel_(std::move(kernel)) {}
+
+  /// Runs the kernel for at least `seconds` (at least once) and adds the runs to the sample.
+  void sample(double seconds) {
+    auto const batch = run_for(kernel_, seconds);
+    work_ += kernel_.work * batch.first;
+    seconds_ += batch.second;
+  }
+
+  /// Work per second over every sample so far (0 before the first).
+  double rate() const { return seconds_ > 0 ? work_ / seconds_ : 0; }
+
+ private:
+  ReferenceKernel kernel_;
+  double work_ = 0, seconds_ = 0;
+};
+
+/// Runs `call` once per benchmark iteration with a fence before the loop and after every call; reports the fenced
+/// wall time as the iteration time (register with ->UseManualTime()). With `paired`, after every timed call the
+/// reference kernel runs for about as long, untimed (PairedReference). Returns the total timed seconds of `call`.
+template <class ExecSpace, class Call>
+double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call, PairedReference* paired = nullptr) {
+  using clock = std::chrono::steady_clock;
+  space.fence();
+  double total = 0;
+  for (auto _ : state) {
+    auto const t0 = clock::now();
+    call();
+    space.fence();
+    double const seconds = std::chrono::duration<double>(clock::now() - t0).count();
+    state.SetIterationTime(seconds);
+    total += seconds;
+    if (paired) paired->sample(seconds);
+  }
+  return total;
+}
+
+/// The GEMM reference paired with a benchmark: square at the reference size, of the benchmark's scalar type, space
+/// and threads.
+template <class Scalar, class ExecSpace>
+PairedReference paired_gemm_reference() {
+  std::size_t const s = gemm_reference_size();
+  return PairedReference(gemm_reference_kernel<Scalar, ExecSpace>(s, s, s));
+}
+
+/// GEMM FLOP/s at the reference size, measured once per process, scalar type and execution space (best of several
+/// batches): the roofline counters' compute ceiling.
+template <class Scalar, class ExecSpace = DefaultExec>
+double gemm_reference_flops() {
+  static double const flops = [] {
+    std::size_t const s = gemm_reference_size();
+    return best_rate(gemm_reference_kernel<Scalar, ExecSpace>(s, s, s));
+  }();
+  return flops;
 }
 
 /// Copy size of the cached bandwidth reference: 2^24 doubles per array (128 MiB, far beyond the last-level cache);
@@ -370,10 +410,17 @@ inline std::size_t copy_reference_elements() {
   return std::size_t(1) << 24;
 }
 
-/// Copy bandwidth at the reference size, measured once per process and execution space.
+/// The copy reference paired with a benchmark (at the reference size, in the benchmark's space and threads).
+template <class ExecSpace>
+PairedReference paired_copy_reference() {
+  return PairedReference(copy_reference_kernel<ExecSpace>(copy_reference_elements()));
+}
+
+/// Copy bandwidth at the reference size, measured once per process and execution space (best of several batches):
+/// the roofline counters' bandwidth ceiling.
 template <class ExecSpace = DefaultExec>
 double copy_reference_bandwidth() {
-  static double const bandwidth = measure_copy_bandwidth<ExecSpace>(copy_reference_elements());
+  static double const bandwidth = best_rate(copy_reference_kernel<ExecSpace>(copy_reference_elements()));
   return bandwidth;
 }
 
@@ -393,30 +440,33 @@ inline void set_throughput_counters(benchmark::State& state, double total_second
   state.counters["bytes/s"] = bytes_per_call * calls / seconds;
 }
 
-/// gemm_fraction = this benchmark's FLOP/s over the cached GEMM reference of the same scalar type and space.
-template <class Scalar, class ExecSpace>
-void set_gemm_fraction(benchmark::State& state) {
-  double const reference = gemm_reference_flops<Scalar, ExecSpace>();
+/// gemm_fraction = this benchmark's FLOP/s over the GEMM reference sampled next to its calls (`paired`, of the same
+/// scalar type, space and threads); gemm_ref_FLOP/s is that reference.
+inline void set_gemm_fraction(benchmark::State& state, PairedReference const& paired) {
+  double const reference = paired.rate();
   state.counters["gemm_ref_FLOP/s"] = reference;
   state.counters["gemm_fraction"] = state.counters["FLOP/s"].value / reference;
 }
 
-/// bandwidth_fraction = this benchmark's bytes/s (inputs + outputs) over the cached copy bandwidth of the space.
+/// bandwidth_fraction = this benchmark's bytes/s (inputs + outputs) over the copy bandwidth sampled next to its calls
+/// (`paired`, same space and threads); copy_ref_bytes/s is that reference.
 ///
 /// Also the roofline counters, because whether a probe sweep is memory-bound at all depends on its shape:
 /// FLOP/byte = flops / bytes of one call (SPEC.md's exact count over the bytes the call must move);
-/// roofline_FLOP/s = min(GEMM reference, copy reference * FLOP/byte), the most any implementation could reach on
-/// this machine if it ran at the dense-kernel rate and moved only those bytes at copy speed; roofline_fraction =
-/// FLOP/s over it. Where copy reference * FLOP/byte exceeds the GEMM reference, the sweep is compute-bound and
-/// bandwidth_fraction cannot reach 1 (nor, past twice the GEMM reference, 0.5).
+/// roofline_FLOP/s = min(GEMM reference, copy reference * FLOP/byte) with the best-of-batches references measured
+/// once per process, the most any implementation could reach on this machine if it ran at the dense-kernel rate
+/// and moved only those bytes at copy speed; roofline_fraction = FLOP/s over it. Where copy reference * FLOP/byte
+/// exceeds the GEMM reference, the sweep is compute-bound and bandwidth_fraction cannot reach 1 (nor, past twice
+/// the GEMM reference, 0.5).
 template <class Scalar, class ExecSpace>
-void set_bandwidth_fraction(benchmark::State& state) {
-  double const reference = copy_reference_bandwidth<ExecSpace>();
+void set_bandwidth_fraction(benchmark::State& state, PairedReference const& paired) {
+  double const reference = paired.rate();
   state.counters["copy_ref_bytes/s"] = reference;
   state.counters["bandwidth_fraction"] = state.counters["bytes/s"].value / reference;
   if (state.counters.count("flops") == 0 || state.counters["bytes"].value <= 0) return;
   double const flop_per_byte = state.counters["flops"].value / state.counters["bytes"].value;
-  double const roofline = std::min(gemm_reference_flops<Scalar, ExecSpace>(), reference * flop_per_byte);
+  double const roofline =
+      std::min(gemm_reference_flops<Scalar, ExecSpace>(), copy_reference_bandwidth<ExecSpace>() * flop_per_byte);
   state.counters["FLOP/byte"] = flop_per_byte;
   state.counters["roofline_FLOP/s"] = roofline;
   state.counters["roofline_fraction"] = state.counters["FLOP/s"].value / roofline;

@@ -45,11 +45,12 @@ void probes_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
-  double const total = timed_loop(state, space, call);
+  auto copy = paired_copy_reference<ExecSpace>();
+  double const total = timed_loop(state, space, call, &copy);
   double const flops = double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 0);
   double const bytes = sizeof(Scalar) * 2.0 * double(s.w) * double(s.sum_n()) + bytes_of(f->x);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<Scalar, ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state, copy);
   state.SetLabel(scalar_name<Scalar>());
 }
 
@@ -70,12 +71,13 @@ void probe_jets_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
-  double const total = timed_loop(state, space, call);
+  auto copy = paired_copy_reference<ExecSpace>();
+  double const total = timed_loop(state, space, call, &copy);
   double const flops =
       double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order);
   double const bytes = sizeof(Scalar) * double(s.w) * double(s.sum_n()) * (2.0 + double(s.order + 1)) + bytes_of(f->x);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<Scalar, ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state, copy);
   state.SetLabel(scalar_name<Scalar>());
 }
 

@@ -1,9 +1,9 @@
 // J^T (SPEC.md sections 8 and 9): t3k::probe_derivatives_transpose, summed over probes and per probe, dense
 // (chunk none) and chunked (auto and fixed sizes), over d, N, n, r, K, W, n_t and float/double. FLOP/s come from
 // the exact per-probe count of SPEC.md section 10; gemm_fraction divides them by the dense GEMM throughput of the
-// same scalar type measured in the same process with the same threads (Serial registrations against one-thread
-// Serial GEMM). peak_bytes is measured by allocation tracking around one call, model_bytes is what the memory
-// model (t3k::transpose_memory_model) predicts J^T allocates for that call.
+// same scalar type with the same threads, sampled after each timed call for as long as the call took (Serial
+// registrations against one-thread Serial GEMM). peak_bytes is measured by allocation tracking around one call,
+// model_bytes is what the memory model (t3k::transpose_memory_model) predicts J^T allocates for that call.
 #include "bench_common.hpp"
 
 namespace t3k_bench {
@@ -21,7 +21,8 @@ void BM_JT(benchmark::State& state) {
   t3k::TransposeOptions const options{summed, chunk};
   auto call = [&] { auto g = t3k::probe_derivatives_transpose(space, f->frame, f->ww, f->pp, f->residuals, options); };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
-  double const total = timed_loop(state, space, call);
+  auto gemm = paired_gemm_reference<Scalar, ExecSpace>();
+  double const total = timed_loop(state, space, call, &gemm);
 
   double const flops = double(s.w) * transpose_flops_per_probe(f->dims, s.order, nt);
   double const outputs = double(nt) * (summed ? 1.0 : double(s.w)) * variation_entries(f->dims);
@@ -29,7 +30,7 @@ void BM_JT(benchmark::State& state) {
       sizeof(Scalar) * (double(s.w) * double(s.sum_n()) * (2.0 + double(nt * (s.order + 1))) + outputs) +
       bytes_of(f->frame);
   set_throughput_counters(state, total, flops, bytes);
-  set_gemm_fraction<Scalar, ExecSpace>(state);
+  set_gemm_fraction(state, gemm);
   std::size_t const rows = resolved_chunk<Scalar, ExecSpace>(chunk, s, nt);
   auto const model = t3k::transpose_memory_model(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, nt, summed,
                                                  scalar_type_of<Scalar>());

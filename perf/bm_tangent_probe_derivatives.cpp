@@ -23,12 +23,13 @@ void j_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
-  double const total = timed_loop(state, space, call);
+  auto copy = paired_copy_reference<ExecSpace>();
+  double const total = timed_loop(state, space, call, &copy);
   double const flops = double(s.w) * tangent_flops_per_probe(f->dims, s.order);
   double const bytes = sizeof(Scalar) * double(s.w) * double(s.sum_n()) * (2.0 + double(s.order + 1)) +
                        bytes_of(f->frame) + sizeof(Scalar) * variation_entries(f->dims);
   set_throughput_counters(state, total, flops, bytes);
-  set_bandwidth_fraction<Scalar, ExecSpace>(state);
+  set_bandwidth_fraction<Scalar, ExecSpace>(state, copy);
   state.SetLabel(scalar_name<Scalar>());
 }
 
