@@ -17,6 +17,7 @@
 #include "algorithms/impl/transpose_workspace.hpp"
 #include "core/chunk_size.hpp"
 #include "core/error.hpp"
+#include "core/impl/host_blocks.hpp"
 #include "core/tucker_tensor_train.hpp"
 
 #include <cstddef>
@@ -137,11 +138,12 @@ inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows
   return rows_per_chunk(c, rows);
 }
 
-/// The largest multiple of the block whose chunk workspace fits host_chunk_workspace_bytes (at least one block, at
-/// most rows).
-inline std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
-  std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
-  return rows_per_chunk(per_row > 0 ? host_chunk_workspace_bytes / per_row : rows, rows);
+/// The host cap of the automatic chunk on `ExecutionSpace` (its default instance): per thread that the space spreads
+/// block products over, the whole blocks whose workspace fits host_chunk_workspace_bytes (host_chunk_rows); at most
+/// rows.
+template <class ExecutionSpace>
+std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
+  return host_chunk_rows(m.sweep_bytes_per_row + m.assembly_bytes_per_row, rows, block_threads(ExecutionSpace()));
 }
 
 /// The automatic chunk on a model: the balance chunk, on host backends at most host_chunk_cap.
@@ -149,7 +151,7 @@ template <class ExecutionSpace>
 std::size_t automatic_chunk(TransposeMemoryModel const& m, std::size_t rows) {
   std::size_t const balance = balance_chunk(m, rows);
   if (!runs_on_host<ExecutionSpace>()) return balance;
-  return min_of(balance, host_chunk_cap(m, rows));
+  return min_of(balance, host_chunk_cap<ExecutionSpace>(m, rows));
 }
 
 }  // namespace impl
@@ -183,7 +185,8 @@ inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shap
 
 /// The chunk size `ChunkSize::automatic()` resolves to in a J^T on `ExecutionSpace` (the optimizers and the fit
 /// driver use it too): estimate_chunk_size, and on host backends at most the chunk whose workspace fits
-/// host_chunk_workspace_bytes. Nothing runs on the space; it only selects the policy.
+/// host_chunk_workspace_bytes per thread of the space's default instance (impl::host_chunk_rows). Nothing runs on
+/// the space; it only selects the policy.
 /// **Throws:** as estimate_chunk_size.
 template <class ExecutionSpace>
 std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,
@@ -194,7 +197,7 @@ std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,
       estimate_chunk_size(mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, scalar);
   if (!impl::runs_on_host<ExecutionSpace>()) return balance;
   auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
-  return min_of(balance, impl::host_chunk_cap(model, impl::local_rows(n_probes, n_shards)));
+  return min_of(balance, impl::host_chunk_cap<ExecutionSpace>(model, impl::local_rows(n_probes, n_shards)));
 }
 
 /// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`: a multiple of

@@ -22,7 +22,8 @@ constexpr std::size_t reduction_block_size = 64;
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
 /// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
 /// the chunk of this many workspace bytes (J^T: the smaller of the balance estimate and that chunk; probes, probe jets
-/// and J: that chunk). Device backends have no cap: their kernels want rows.
+/// and J: that chunk), per thread when the space spreads block products over its threads (impl::host_chunk_rows).
+/// Device backends have no cap: their kernels want rows.
 constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
 
 class ChunkSize {
@@ -86,6 +87,20 @@ inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes) {
   std::size_t const all = n_probes > 0 ? n_probes : 1;
   if (requested >= all) return all;
   std::size_t const rows = block_aligned_rows(requested);
+  return rows < all ? rows : all;
+}
+
+/// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
+/// products run on `threads` threads (core/impl/host_blocks.hpp): each thread gets whole blocks whose workspace fits
+/// host_chunk_workspace_bytes, and the chunk is a whole number of rounds of one block per thread (at least one
+/// round), so that every thread's share is what one thread's chunk would be and the threads have equal shares; all
+/// rows when that covers them.
+inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads) {
+  std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread
+  std::size_t const all = n_probes > 0 ? n_probes : 1;
+  if (per_row == 0) return all;
+  std::size_t const fits = round / reduction_block_size * (host_chunk_workspace_bytes / per_row);
+  std::size_t const rows = fits < round ? round : fits - fits % round;
   return rows < all ? rows : all;
 }
 

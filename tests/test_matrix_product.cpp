@@ -3,13 +3,14 @@
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
-// definitions by coefficient pairs.
+// definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <vector>
@@ -225,7 +226,74 @@ void contract_jets_match_definition() {
       }
 }
 
+// apply_matrix over several blocks of probe rows, both sides, accumulating or not: against its definition, and
+// bitwise against the same call made one block at a time. On an OpenMP space with several threads the blocks of
+// the many-block call are spread over the threads (core/impl/host_blocks.hpp) while each one-block call has a block
+// alone; a block's bits must depend neither on the thread that ran it nor on how many blocks its call had. The
+// products are above OpenBLAS's threading threshold, where its sgemm on two threads gives other last bits than on
+// one (this test failed when a lone block ran on the BLAS's threads).
+template <class C>
+void apply_matrix_matches_definition_and_single_blocks() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using t3k::impl::MatrixSide;
+  typename C::execution_space space;
+  std::size_t const b = t3k::reduction_block_size;
+  std::size_t const rows = 5 * b + 17, l = 3, ny = 64, nx = 96;  // products above OpenBLAS's threading threshold
+  TestJet<C> const in(rows, l, ny, 31), start(rows, l, nx, 32), m(1, 1, nx * ny, 33);
+  for (MatrixSide side : {MatrixSide::rows_out, MatrixSide::cols_out})
+    for (bool accumulate : {false, true}) {
+      // M is nx x ny for rows_out, ny x nx for cols_out: the same entries read either way.
+      auto const mat = t3k::impl::as_matrix<S, Mem>(m.device.data(), side == MatrixSide::rows_out ? nx : ny,
+                                                    side == MatrixSide::rows_out ? ny : nx);
+      Kokkos::View<S***, Kokkos::LayoutRight, Mem> whole("whole", rows, l, nx), blockwise("blockwise", rows, l, nx);
+      Kokkos::deep_copy(whole, start.device);
+      Kokkos::deep_copy(blockwise, start.device);
+      t3k::impl::apply_matrix(space, "t3k_test::apply_matrix", t3k::impl::Jet3<S, Mem>(whole),
+                              t3k::impl::Jet3<S const, Mem>(in.device), mat, side, accumulate);
+      for (std::size_t s = 0; s < rows; s += b) {
+        std::size_t const block = std::min(b, rows - s);
+        t3k::impl::apply_matrix(
+            space, "t3k_test::apply_matrix", t3k::impl::Jet3<S, Mem>(blockwise.data() + s * l * nx, block, l, nx),
+            t3k::impl::Jet3<S const, Mem>(in.device.data() + s * l * ny, block, l, ny), mat, side, accumulate);
+      }
+      auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole);
+      auto const one_at_a_time = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), blockwise);
+      std::size_t mismatches = 0;
+      for (std::size_t s = 0; s < rows; ++s)
+        for (std::size_t k = 0; k < l; ++k)
+          for (std::size_t x = 0; x < nx; ++x) {
+            double want = accumulate ? start.at(s, k, x) : 0.0;
+            for (std::size_t y = 0; y < ny; ++y) {
+              want += m.host[side == MatrixSide::rows_out ? x * ny + y : y * nx + x] * in.at(s, k, y);
+            }
+            ASSERT_NEAR(double(got(s, k, x)), want, t3k_test::eps_times<S>(8.0 * double(ny + 1)))
+                << "side " << int(side) << " accumulate " << accumulate << " at (" << s << ", " << k << ", " << x
+                << ")";
+            mismatches += got(s, k, x) == one_at_a_time(s, k, x) ? 0 : 1;
+          }
+      EXPECT_EQ(mismatches, 0u) << "side " << int(side) << " accumulate " << accumulate;
+    }
+}
+
+// for_each_block_on_host_threads runs every block exactly once, on any space (a host space: it is host-only).
+template <class C>
+void host_blocks_run_each_block_once() {
+  typename C::execution_space space;
+  if constexpr (t3k::impl::runs_on_host<typename C::execution_space>()) {
+    for (int const n_blocks : {0, 1, 2, 7, 64}) {
+      std::vector<int> visits(std::size_t(n_blocks), 0);
+      t3k::impl::for_each_block_on_host_threads(space, n_blocks, [&](int block) { ++visits[std::size_t(block)]; });
+      EXPECT_EQ(visits, std::vector<int>(std::size_t(n_blocks), 1)) << n_blocks << " blocks";
+    }
+  }
+}
+
 TYPED_TEST(MatrixProductTest, ContractJetsMatchDefinition) { contract_jets_match_definition<TypeParam>(); }
+TYPED_TEST(MatrixProductTest, ApplyMatrixMatchesDefinitionAndSingleBlocks) {
+  apply_matrix_matches_definition_and_single_blocks<TypeParam>();
+}
+TYPED_TEST(MatrixProductTest, HostBlocksRunEachBlockOnce) { host_blocks_run_each_block_once<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, MatchesBruteForceReference) { product_matches_reference<TypeParam, false>(); }
 TYPED_TEST(MatrixProductTest, PlainKernelMatchesBruteForceReference) { product_matches_reference<TypeParam, true>(); }
 

@@ -7,6 +7,7 @@
 #include "algorithms/tangent_probe_derivatives.hpp"
 #include "core/memory_tracking.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace {
@@ -128,12 +129,24 @@ void chunk_sizes_round_to_whole_blocks() {
   EXPECT_EQ(t3k::impl::rows_per_chunk(999, 1000), 999 - 999 % b);
   EXPECT_EQ(t3k::impl::rows_per_chunk(1000, 1000), 1000u);  // covers the probes: one pass, no rounding
   EXPECT_EQ(t3k::impl::rows_per_chunk(5, 10), 10u);         // one block is more than all of them
+  // The host cap of `auto`: per thread, the whole blocks within the workspace budget, in whole rounds of one block
+  // per thread (at least one round), at most all rows (a row of budget / (5 b) bytes: exactly 5 blocks fit).
+  std::size_t const five_blocks = t3k::host_chunk_workspace_bytes / (5 * b);
+  EXPECT_EQ(t3k::impl::host_chunk_rows(five_blocks, 100000, 1), 5 * b);
+  EXPECT_EQ(t3k::impl::host_chunk_rows(five_blocks, 100000, 2), 10 * b);  // 5 blocks for each thread
+  EXPECT_EQ(t3k::impl::host_chunk_rows(five_blocks, 100000, 3), 15 * b);
+  EXPECT_EQ(t3k::impl::host_chunk_rows(t3k::host_chunk_workspace_bytes / (3 * b) + 1, 100000, 2), 4 * b);  // not 5
+  EXPECT_EQ(t3k::impl::host_chunk_rows(five_blocks, 200, 8), 200u);  // fewer rows than that: all of them
+  EXPECT_EQ(t3k::impl::host_chunk_rows(t3k::host_chunk_workspace_bytes, 100000, 1), b);      // at least one block
+  EXPECT_EQ(t3k::impl::host_chunk_rows(t3k::host_chunk_workspace_bytes, 100000, 4), 4 * b);  // one each
+  EXPECT_EQ(t3k::impl::host_chunk_rows(0, 1000, 2), 1000u);  // no workspace per row: one pass
   EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(b + 1), 1000), b);
   EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::none(), 1000), 1000u);
 }
 
 // chunk_size auto: the balance estimate, and on host backends at most the chunk whose workspace fits
-// host_chunk_workspace_bytes (whole blocks, maximal); device backends take the balance estimate as it is.
+// host_chunk_workspace_bytes per thread the space spreads block products over (whole blocks, maximal, as many for
+// each thread); device backends take the balance estimate as it is.
 void automatic_chunk_caps_host_workspace() {
   using Host = Kokkos::DefaultHostExecutionSpace;
   std::size_t const b = t3k::reduction_block_size;
@@ -143,9 +156,11 @@ void automatic_chunk_caps_host_workspace() {
   std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
   std::size_t const c = t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 100000);
   ASSERT_LT(c, balance) << "this shape's balance workspace is far beyond the host cap";
-  EXPECT_EQ(c % b, 0u);
-  EXPECT_LE(c * per_row, t3k::host_chunk_workspace_bytes);
-  EXPECT_GT((c + b) * per_row, t3k::host_chunk_workspace_bytes);
+  // Per thread the most whole blocks within the budget (at least one), the same number for every thread.
+  std::size_t const threads = t3k::impl::block_threads(Host());
+  std::size_t blocks_each = 1;
+  while ((blocks_each + 1) * b * per_row <= t3k::host_chunk_workspace_bytes) ++blocks_each;
+  EXPECT_EQ(c, threads * blocks_each * b) << "per row " << per_row << " bytes, " << threads << " threads";
   // Small shapes whose balance workspace fits the cap keep the balance estimate; so do few probes.
   std::vector<std::size_t> small_n{6, 7, 5, 6}, small_t{3, 4, 3, 3}, small_r{1, 3, 6, 3, 1};
   EXPECT_EQ(t3k::automatic_chunk_size<Host>(small_n, small_t, small_r, 2, 2400),
@@ -254,8 +269,9 @@ void chunk_loops_allocate_once_per_call() {
 }
 
 // The probe sweeps (here J) take `auto` as their default: all probes at once on device backends, on host backends
-// the whole blocks whose workspace fits host_chunk_workspace_bytes. The result equals one pass bitwise, and the
-// measured workspace is the one of the predicted chunk (the workspace is affine in the chunk rows).
+// the whole blocks whose workspace fits host_chunk_workspace_bytes per thread (impl::host_chunk_rows). The
+// result equals one pass bitwise, and the measured workspace is the one of the predicted chunk (the workspace is affine
+// in the chunk rows).
 template <class C>
 void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   using S = typename C::scalar_type;
@@ -266,7 +282,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, Mem>(space, fc, 5);
   auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
-  std::size_t const w = 64 * t3k::reduction_block_size;
+  std::size_t const w = 192 * t3k::reduction_block_size;  // beyond the cap in float on two threads too
   t3k::impl::HostNormalGenerator gen(7);
   auto fill = [&](Probe2<C> v) {
     auto h = Kokkos::create_mirror_view(v);
@@ -290,7 +306,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   std::size_t const per_row = (peak(t3k::ChunkSize::of(2 * b)) - peak(t3k::ChunkSize::of(b))) / b;
   ASSERT_GT(per_row, 0u);
   std::size_t const expected_rows =
-      t3k::impl::runs_on_host<Exec>() ? t3k::impl::rows_per_chunk(t3k::host_chunk_workspace_bytes / per_row, w) : w;
+      t3k::impl::runs_on_host<Exec>() ? t3k::impl::host_chunk_rows(per_row, w, t3k::impl::block_threads(space)) : w;
   if (t3k::impl::runs_on_host<Exec>()) {
     ASSERT_LT(expected_rows, w) << "the case must exceed the host cap";
   }

@@ -16,6 +16,7 @@
 #include "algorithms/impl/matrix_product.hpp"
 #include "core/chunk_size.hpp"
 #include "core/error.hpp"
+#include "core/impl/host_blocks.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
 #include <cstddef>
@@ -44,8 +45,9 @@ enum class MatrixSide {
 };
 
 /// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): on host backends one
-/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X; on device
-/// backends one plain kernel over all rows (each entry one sequential sum).
+/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X, whole blocks
+/// spread over the space's threads (host_blocks.hpp); on device backends one plain kernel over all rows (each entry
+/// one sequential sum).
 ///
 /// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
 /// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
@@ -69,12 +71,14 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
     matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
                           op_m, m, Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
   } else {
-    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+    int const n_blocks = int((rows + reduction_block_size - 1) / reduction_block_size);
+    for_each_block_on_host_threads(space, n_blocks, [&](int block) {
+      std::size_t const s = std::size_t(block) * reduction_block_size;
       std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
       Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
       Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
       matrix_product(space, label, Op::none, block_in, op_m, m, block_out, accumulate);
-    }
+    });
   }
 }
 

@@ -1,0 +1,69 @@
+#pragma once
+/// \file host_blocks.hpp
+/// Whole block products spread over the threads of a host execution space.
+///
+/// The host sweeps do their core contractions as one BLAS product per block of probes (jet_kernels.hpp,
+/// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at issue 8's J^T
+/// shape, a few hundred microseconds), and OpenBLAS runs them no faster on two threads than on one (measured:
+/// 192 x 512 x 32 at 21 GFLOP/s on one thread, 23 on two; 192 x 32 x 512 at 31 and 26), so a chunk's products left
+/// to the BLAS's own threads keep one thread of the space busy and the others waiting. Handing each thread whole
+/// blocks, each multiplied by the single-threaded BLAS, uses them all. Every block's product is the same call on the
+/// same shapes, always single-threaded, so its bits do not depend on the thread that ran it, on the number of
+/// threads, nor on the chunk (a lone block runs in a parallel region too: see for_each_block_on_host_threads).
+///
+/// Why an OpenMP loop and not a Kokkos kernel: the body calls the BLAS through Kokkos Kernels, which may launch
+/// Kokkos work or fence on the same instance; Kokkos 4's OpenMP backend holds a per-instance mutex while a kernel
+/// runs, so that would deadlock inside a Kokkos kernel, while from a plain OpenMP loop it runs serially on the calling
+/// thread (both Kokkos 3.4 and 4.x run a kernel launched inside an OpenMP parallel region on that thread). BLAS
+/// libraries run single-threaded inside an OpenMP parallel region (OpenBLAS's OpenMP build, MKL).
+
+#include "core/impl/kokkos_compat.hpp"
+
+#include <cstddef>
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace t3k::impl {
+
+/// Whether for_each_block_on_host_threads spreads blocks over more than one thread on `space`.
+template <class ExecutionSpace>
+bool spreads_blocks_over_threads(ExecutionSpace const& space) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP) && defined(T3K_HAVE_KOKKOSKERNELS)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::OpenMP>::value) {
+    return space.concurrency() > 1 && !omp_in_parallel();
+  }
+#endif
+  (void)space;
+  return false;
+}
+
+/// Threads for_each_block_on_host_threads runs blocks on for `space` (1 where it runs them in order).
+template <class ExecutionSpace>
+std::size_t block_threads(ExecutionSpace const& space) {
+  return spreads_blocks_over_threads(space) ? std::size_t(space.concurrency()) : 1;
+}
+
+/// Runs body(b) for every block b in [0, n_blocks): on an OpenMP space with several threads (and Kokkos Kernels, so
+/// that the body's products are BLAS calls rather than Kokkos kernels) each thread takes a contiguous range of
+/// blocks; otherwise the blocks run in order on the calling thread. The body must write disjoint data per block.
+/// **Blocking:** yes (every block is done on return).
+template <class ExecutionSpace, class Body>
+void for_each_block_on_host_threads(ExecutionSpace const& space, int n_blocks, Body const& body) {
+  if (n_blocks > 0 && spreads_blocks_over_threads(space)) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+    // At least two threads even for one block: the BLAS must run single-threaded for every block, because a
+    // product it runs on several threads can differ in the last bits from the same product on one (OpenBLAS sgemm
+    // does, above its threading threshold), and a block's bits must not depend on how many blocks its chunk has.
+    int const threads = int(space.concurrency()) < n_blocks ? int(space.concurrency()) : (n_blocks > 1 ? n_blocks : 2);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int b = 0; b < n_blocks; ++b) body(b);
+    return;
+#endif
+  }
+  for (int b = 0; b < n_blocks; ++b) body(b);
+}
+
+}  // namespace t3k::impl
