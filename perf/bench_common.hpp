@@ -340,8 +340,8 @@ inline double best_rate(ReferenceKernel const& kernel, double min_seconds = 1.0)
 /// about as long as the call took, and rate() is its work over its time across all samples. The benchmark's rate
 /// and this one then come from the same stretches of the run. On a shared VM the machine's speed drifts while a
 /// benchmark runs (two-thread GEMM on the reference VM moved between 42 and 76 GFLOP/s from one second to the next:
-/// perf/README.md, "Paired references"), so a reference measured once per process can come from another state of the
-/// machine than the benchmark it divides.
+/// perf/README.md, "Two threads: whole block products per thread"), so a reference measured once per process can come
+/// from another state of the machine than the benchmark it divides.
 class PairedReference {
  public:
   explicit PairedReference(ReferenceKernel kernel) : kernel_(std::move(kernel)) {}
