@@ -7,7 +7,6 @@
 #include "algorithms/tangent_probe_derivatives.hpp"
 #include "core/memory_tracking.hpp"
 
-#include <algorithm>
 #include <chrono>
 
 namespace {
