@@ -3,7 +3,8 @@
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
-// definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads.
+// definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; and the
+// column slabs the summed assembly products are split into on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
@@ -13,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -289,6 +292,86 @@ void host_blocks_run_each_block_once() {
   }
 }
 
+// for_each_column_slab_on_host_threads partitions the columns into contiguous ranges, each visited once, with edges
+// on multiples of column_slab_width, none narrower than it, at most one per thread; one range where it does not
+// spread work (or the columns are too few to split).
+template <class C>
+void column_slabs_partition_the_columns() {
+  typename C::execution_space space;
+  if constexpr (t3k::impl::runs_on_host<typename C::execution_space>()) {
+    std::size_t const width = t3k::impl::column_slab_width;
+    std::size_t const threads = t3k::impl::block_threads(space);
+    for (std::size_t const n_cols : {std::size_t(0), std::size_t(1), width - 1, width, 2 * width - 1, 2 * width,
+                                     std::size_t(64), std::size_t(512), 7 * width + 5}) {
+      std::vector<int> visits(n_cols, 0);
+      std::vector<std::pair<std::size_t, std::size_t>> ranges;
+      std::mutex ranges_mutex;
+      t3k::impl::for_each_column_slab_on_host_threads(space, n_cols, [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t c = c0; c < c1; ++c) ++visits[c];
+        std::lock_guard<std::mutex> lock(ranges_mutex);
+        ranges.emplace_back(c0, c1);
+      });
+      std::size_t const n_ranges = ranges.size();
+      EXPECT_EQ(visits, std::vector<int>(n_cols, 1)) << n_cols << " columns";
+      std::size_t const want_ranges = std::max<std::size_t>(1, std::min(threads, n_cols / width));
+      ASSERT_EQ(n_ranges, want_ranges) << n_cols << " columns, " << threads << " threads";
+      for (std::size_t i = 0; i < n_ranges && n_ranges > 1; ++i) {
+        auto const [c0, c1] = ranges[i];
+        EXPECT_EQ(c0 % width, 0u) << n_cols << " columns: range [" << c0 << ", " << c1 << ")";
+        EXPECT_TRUE(c1 == n_cols || c1 % width == 0) << n_cols << " columns: range [" << c0 << ", " << c1 << ")";
+        EXPECT_GE(c1 - c0, width) << n_cols << " columns: range [" << c0 << ", " << c1 << ")";
+      }
+    }
+  }
+}
+
+// The summed products of the gradient assembly in column slabs: for each slab [c0, c1) of C (m x n) and B (k x n),
+// C[:, c0:c1] += A^T B[:, c0:c1] over several blocks in turn (the matrices strided Views, which the BLAS takes with
+// their leading dimension), against the brute-force reference: every column is accumulated once per block, and
+// columns are neither skipped nor shifted.
+template <class C>
+void column_slab_products_match_reference() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using Matrix = t3k::impl::Matrix<S, Mem>;
+  using MatrixC = t3k::impl::Matrix<S const, Mem>;
+  typename C::execution_space space;
+  std::size_t const m = 32, n = 7 * t3k::impl::column_slab_width + 5, k = 96, blocks = 3;
+  auto const a = pseudo_random<S>(blocks * k * m, 41), b = pseudo_random<S>(blocks * k * n, 42),
+             c0 = pseudo_random<S>(m * n, 43);
+  Kokkos::View<S*, Mem> a_d("a", a.size()), b_d("b", b.size()), c_d("c", c0.size());
+  using HostVector = Kokkos::View<S const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::deep_copy(a_d, HostVector(a.data(), a.size()));
+  Kokkos::deep_copy(b_d, HostVector(b.data(), b.size()));
+  Kokkos::deep_copy(c_d, HostVector(c0.data(), c0.size()));
+  Matrix const c_all(c_d.data(), m, n);
+  t3k::impl::for_each_column_slab_on_host_threads(space, n, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t blk = 0; blk < blocks; ++blk) {
+      t3k::impl::matrix_product(space, "t3k_test::column_slab", Op::transpose, MatrixC(a_d.data() + blk * k * m, k, m),
+                                Op::none, t3k::impl::column_slab(MatrixC(b_d.data() + blk * k * n, k, n), lo, hi),
+                                t3k::impl::column_slab(c_all, lo, hi), true);
+    }
+  });
+  space.fence();
+  auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c_d);
+  std::vector<S> want(c0.begin(), c0.end());
+  for (std::size_t blk = 0; blk < blocks; ++blk) {
+    std::vector<S> const ab(a.begin() + long(blk * k * m), a.begin() + long((blk + 1) * k * m));
+    std::vector<S> const bb(b.begin() + long(blk * k * n), b.begin() + long((blk + 1) * k * n));
+    auto const step = reference_product(Op::transpose, ab, Op::none, bb, want, true, m, n, k);
+    for (std::size_t e = 0; e < m * n; ++e) want[e] = S(step[e]);
+  }
+  double const tol = t3k_test::eps_times<S>(4.0 * double(blocks * (k + 2))) * (1.0 + double(blocks * k) / 4);
+  for (std::size_t e = 0; e < m * n; ++e) {
+    ASSERT_NEAR(double(got(e)), double(want[e]), tol) << "entry (" << e / n << ", " << e % n << ")";
+  }
+}
+
+TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
+  khatri_rao_then_apply_matches_two_calls<TypeParam>();
+}
+TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
+TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ContractJetsMatchDefinition) { contract_jets_match_definition<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ApplyMatrixMatchesDefinitionAndSingleBlocks) {
   apply_matrix_matches_definition_and_single_blocks<TypeParam>();

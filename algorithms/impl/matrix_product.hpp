@@ -13,6 +13,7 @@
 #include "core/impl/kokkos_compat.hpp"
 
 #include <cstddef>
+#include <utility>
 
 namespace t3k {
 namespace impl {
@@ -24,6 +25,13 @@ using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace, Kokkos::
 template <class Scalar, class MemorySpace>
 Matrix<Scalar const, MemorySpace> as_matrix(Scalar const* data, std::size_t rows, std::size_t cols) {
   return Matrix<Scalar const, MemorySpace>(data, rows, cols);
+}
+
+/// Columns [begin, end) of a matrix: the same storage, rows still `m`'s row stride apart (a strided LayoutRight View,
+/// which the BLAS takes with its leading dimension).
+template <class Scalar, class MemorySpace>
+Matrix<Scalar, MemorySpace> column_slab(Matrix<Scalar, MemorySpace> const& m, std::size_t begin, std::size_t end) {
+  return Kokkos::subview(m, Kokkos::ALL, std::make_pair(begin, end));
 }
 
 /// Whether a factor of a product enters as stored or transposed.

@@ -162,16 +162,21 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   std::size_t const na = out.extent(0), n_ub = out.extent(1) * out.extent(2);
   Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
-  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
-    std::size_t const m = min_of(reduction_block_size, rows - s) * k1;
-    std::size_t const row = s * k1;
-    matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
-                   MatrixC(s_kr.data() + row * n_ub, m, n_ub), a_ub, true);
-    if (has_left) {
-      matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
-                     MatrixC(n_kr.data() + row * n_ub, m, n_ub), a_ub, true);
+  // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
+  // the products are too small for the BLAS's own threads to speed up (perf/README.md, session 9).
+  for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
+    auto const out_slab = column_slab(a_ub, c0, c1);
+    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+      std::size_t const m = min_of(reduction_block_size, rows - s) * k1;
+      std::size_t const row = s * k1;
+      matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
+                     column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
+      if (has_left) {
+        matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
+                       column_slab(MatrixC(n_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
+      }
     }
-  }
+  });
 }
 
 /// V~ (nO, N) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over the
@@ -188,13 +193,16 @@ void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet
   std::size_t const no = out.extent(0), nj = out.extent(1);
   Matrix<Scalar, MemorySpace> const v(out.data(), no, nj);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tucker";
-  for (std::size_t s = 0; s < rows; s += reduction_block_size) {
-    std::size_t const block = min_of(reduction_block_size, rows - s);
-    matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
-                   MatrixC(resid.data() + s * k1 * nj, block * k1, nj), v, true);
-    matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
-                   MatrixC(omega.data() + s * kl * nj, block * kl, nj), v, true);
-  }
+  for_each_column_slab_on_host_threads(space, nj, [&](std::size_t c0, std::size_t c1) {
+    auto const out_slab = column_slab(v, c0, c1);
+    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
+      std::size_t const block = min_of(reduction_block_size, rows - s);
+      matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
+                     column_slab(MatrixC(resid.data() + s * k1 * nj, block * k1, nj), c0, c1), out_slab, true);
+      matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
+                     column_slab(MatrixC(omega.data() + s * kl * nj, block * kl, nj), c0, c1), out_slab, true);
+    }
+  });
 }
 
 /// V~[o,j] contributions of one chunk: sum_{k<K1} eta^(k)[o] r^(k)[j] + sum_{m<Kl} dxi~^(m)[o] omega^(m)[j].

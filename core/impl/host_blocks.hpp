@@ -1,6 +1,6 @@
 #pragma once
 /// \file host_blocks.hpp
-/// Whole block products spread over the threads of a host execution space.
+/// Whole block products, and column slabs of summed products, spread over the threads of a host execution space.
 ///
 /// The host sweeps do their core contractions as one BLAS product per block of probes (jet_kernels.hpp,
 /// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at issue 8's J^T
@@ -64,6 +64,31 @@ void for_each_block_on_host_threads(ExecutionSpace const& space, int n_blocks, B
 #endif
   }
   for (int b = 0; b < n_blocks; ++b) body(b);
+}
+
+/// Narrowest column slab for_each_column_slab_on_host_threads hands a thread, and the multiple its slab edges fall
+/// on (a whole number of 64-byte lines of float and double rows).
+constexpr std::size_t column_slab_width = 32;
+
+/// Runs body(begin, end) over contiguous column ranges [begin, end) that partition [0, n_cols): one range per thread
+/// where for_each_block_on_host_threads spreads work on `space` (edges on multiples of column_slab_width, none
+/// narrower), otherwise body(0, n_cols) once on the calling thread. For products whose inner sum must keep its order
+/// (a sum over probe blocks accumulated into one matrix): each thread owns whole columns of the result and does
+/// every step of the sum for them, so splitting by columns changes no entry's sequence of operations, and the
+/// ranges depend only on n_cols and the thread count, never on the data or the chunk. **Blocking:** yes.
+template <class ExecutionSpace, class Body>
+void for_each_column_slab_on_host_threads(ExecutionSpace const& space, std::size_t n_cols, Body const& body) {
+  std::size_t const threads = block_threads(space);
+  std::size_t const slabs = threads < n_cols / column_slab_width ? threads : n_cols / column_slab_width;
+  if (slabs <= 1) {
+    body(std::size_t(0), n_cols);
+    return;
+  }
+  auto edge = [&](std::size_t t) {
+    return t == slabs ? n_cols : n_cols * t / slabs / column_slab_width * column_slab_width;
+  };
+  for_each_block_on_host_threads(space, int(slabs),
+                                 [&](int t) { body(edge(std::size_t(t)), edge(std::size_t(t) + 1)); });
 }
 
 }  // namespace t3k::impl
