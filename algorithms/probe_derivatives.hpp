@@ -85,13 +85,12 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(r[i])) {
         auto kr = transient4(n[i], r[i + 1]);
-        khatri_rao_jets(
+        khatri_rao_then_apply_matrix(
             space, "t3k::probe_derivatives::xi_nu", kr,
             KhatriRaoTerm<Scalar, Mem>{Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])),
-                                       Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])), JetPairing::product});
-        apply_matrix(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]),
-                     Jet3<Scalar const, Mem>(kr.data(), rows, k1, n[i] * r[i + 1]),
-                     as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::rows_out, false);
+                                       Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])), JetPairing::product},
+            KhatriRaoTerm<Scalar, Mem>{}, false, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]),
+            as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::rows_out);
         continue;
       }
       auto dmat = transient4(r[i], n[i]);

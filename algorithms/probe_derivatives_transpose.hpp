@@ -106,17 +106,17 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     for (std::size_t i = 0; i + 1 < d; ++i) {
       auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
       auto frame_kr = kr4(0, rl[i], nu[i]);
-      khatri_rao_jets(space, "t3k::probe_derivatives_transpose::mu_xi", frame_kr,
-                      Term{c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::product});
-      apply_matrix(space, "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), flat_c(frame_kr), lmat,
-                   MatrixSide::cols_out, false);
+      khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::mu_xi", frame_kr,
+                                   Term{c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::product}, Term{}, false,
+                                   "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), lmat,
+                                   MatrixSide::cols_out);
       for (std::size_t t = 0; t < nt; ++t) {
         auto tau_kr = kr4(1, rl[i], nu[i]);
-        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::tau_kr", tau_kr,
-                        Term{c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed},
-                        Term{c3(w.tau[t][i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed}, i >= 1);
-        apply_matrix(space, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]), flat_c(tau_kr),
-                     lmat, MatrixSide::cols_out, false);
+        khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::tau_kr", tau_kr,
+                                     Term{c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed},
+                                     Term{c3(w.tau[t][i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed},
+                                     i >= 1, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]),
+                                     lmat, MatrixSide::cols_out);
       }
     }
     // (3) Right to left, i = d-1..0, each core finished on the way: N = xi_i ⊛ nu[i+1] and
@@ -129,10 +129,10 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       auto rmat = mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]);
       auto frame_kr = kr4(0, nu[i], rr[i + 1]);
       if (has_left) {
-        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::xi_nu", frame_kr,
-                        Term{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product});
-        apply_matrix(space, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), flat_c(frame_kr), rmat,
-                     MatrixSide::rows_out, false);
+        khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::xi_nu", frame_kr,
+                                     Term{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product}, Term{},
+                                     false, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), rmat,
+                                     MatrixSide::rows_out);
       }
       // eta_i = E ⊛_b nu[i+1] with E = mu[i] . O_i; F = O_i . nu[i+1] for dxi~_i. E has axes (b, o) (a product
       // with O_i permuted to (a, b, o)), so that eta_i and dxi~_i sum over b with contiguous outputs o: the axpy form
@@ -149,13 +149,14 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       }
       for (std::size_t t = 0; t < nt; ++t) {
         auto sigma_kr = kr4(1, nu[i], rr[i + 1]);
-        khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr,
-                        Term{c3(w.deta[t][i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed},
-                        Term{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed},
-                        has_right);
+        Term const deta_nu{c3(w.deta[t][i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed};
+        Term const xi_sigma{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed};
         if (has_left) {
-          apply_matrix(space, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]), flat_c(sigma_kr),
-                       rmat, MatrixSide::rows_out, false);
+          khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma,
+                                       has_right, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]),
+                                       rmat, MatrixSide::rows_out);
+        } else {
+          khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma, has_right);
         }
         // dxi~_i = [i <= d-2] E ⋆_b sigma~[i+1] + [i >= 1] F ⋆_a tau~[i], orders < Kl.
         auto dxi = r3(w.dxi, no[i]);

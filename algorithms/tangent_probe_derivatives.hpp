@@ -107,28 +107,28 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(min_of(rr[i], rl[i]))) {
         auto xi_nu = t4(0, nu[i], rr[i + 1]);
-        khatri_rao_jets(
+        khatri_rao_then_apply_matrix(
             space, "t3k::tangent_probe_derivatives::xi_nu", xi_nu,
-            KhatriRaoTerm<Scalar, Mem>{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product});
-        apply_matrix(space, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]), J3c(flat(xi_nu)),
-                     mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::rows_out, false);
+            KhatriRaoTerm<Scalar, Mem>{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product},
+            KhatriRaoTerm<Scalar, Mem>{}, false, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]),
+            mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::rows_out);
         for (std::size_t t = 0; t < nt; ++t) {
           apply_matrix(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J3c(flat(xi_nu)),
                        mat(h_of(t, i), rl[i], nu[i] * rr[i + 1]), MatrixSide::rows_out, false);
           if (i + 1 < d) {
             auto xi_tau = t4(2, nu[i], rl[i + 1]);
-            khatri_rao_jets(
+            khatri_rao_then_apply_matrix(
                 space, "t3k::tangent_probe_derivatives::xi_tau", xi_tau,
-                KhatriRaoTerm<Scalar, Mem>{c3(w.xi[i], nu[i]), c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product});
-            apply_matrix(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J3c(flat(xi_tau)),
-                         mat(frame.left_tt(i).data(), rl[i], nu[i] * rl[i + 1]), MatrixSide::rows_out, true);
+                KhatriRaoTerm<Scalar, Mem>{c3(w.xi[i], nu[i]), c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product},
+                KhatriRaoTerm<Scalar, Mem>{}, false, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]),
+                mat(frame.left_tt(i).data(), rl[i], nu[i] * rl[i + 1]), MatrixSide::rows_out, true);
           }
           auto dxi_nu = t4(1, no[i], rr[i + 1]);
-          khatri_rao_jets(
+          khatri_rao_then_apply_matrix(
               space, "t3k::tangent_probe_derivatives::dxi_nu", dxi_nu,
-              KhatriRaoTerm<Scalar, Mem>{c3(w.dxi[t][i], no[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product});
-          apply_matrix(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J3c(flat(dxi_nu)),
-                       mat(frame.outer_tt(i).data(), rl[i], no[i] * rr[i + 1]), MatrixSide::rows_out, true);
+              KhatriRaoTerm<Scalar, Mem>{c3(w.dxi[t][i], no[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product},
+              KhatriRaoTerm<Scalar, Mem>{}, false, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]),
+              mat(frame.outer_tt(i).data(), rl[i], no[i] * rr[i + 1]), MatrixSide::rows_out, true);
         }
         continue;
       }

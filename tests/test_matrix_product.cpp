@@ -3,8 +3,9 @@
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
-// definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; and the
-// column slabs the summed assembly products are split into on host threads.
+// definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; the
+// Khatri-Rao jets formed block by block before their products; and the column slabs the summed assembly products are
+// split into on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
@@ -277,6 +278,66 @@ void apply_matrix_matches_definition_and_single_blocks() {
           }
       EXPECT_EQ(mismatches, 0u) << "side " << int(side) << " accumulate " << accumulate;
     }
+}
+
+// khatri_rao_then_apply_matrix (one block's Khatri-Rao rows formed right before its product, on the thread that
+// multiplies it) gives bitwise what khatri_rao_jets and then apply_matrix give, the Khatri-Rao jet included: several
+// blocks and a short last one, one term and two, both sides, accumulating or not; and against apply_matrix's
+// definition on the Khatri-Rao jet.
+template <class C>
+void khatri_rao_then_apply_matches_two_calls() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using t3k::impl::JetPairing;
+  using t3k::impl::MatrixSide;
+  using Term = t3k::impl::KhatriRaoTerm<S, Mem>;
+  using J3 = t3k::impl::Jet3<S, Mem>;
+  using J3c = t3k::impl::Jet3<S const, Mem>;
+  using J4 = t3k::impl::Jet4<S, Mem>;
+  typename C::execution_space space;
+  std::size_t const rows = 3 * t3k::reduction_block_size + 9, lo = 3, nx = 8, ny = 16, n_out = 24;
+  TestJet<C> const a1(rows, 3, nx, 51), b1(rows, 3, ny, 52), a2(rows, 2, nx, 53), b2(rows, 3, ny, 54),
+      start(rows, lo, n_out, 55), m(1, 1, n_out * nx * ny, 56);
+  for (MatrixSide side : {MatrixSide::rows_out, MatrixSide::cols_out})
+    for (bool two_terms : {false, true})
+      for (bool accumulate : {false, true}) {
+        auto const mat = t3k::impl::as_matrix<S, Mem>(m.device.data(), side == MatrixSide::rows_out ? n_out : nx * ny,
+                                                      side == MatrixSide::rows_out ? nx * ny : n_out);
+        Term const first{a1.device, b1.device, JetPairing::product};
+        Term const second{a2.device, b2.device, JetPairing::correlate_y_fixed};
+        Kokkos::View<S****, Kokkos::LayoutRight, Mem> kr_fused("kr_fused", rows, lo, nx, ny),
+            kr_apart("kr_apart", rows, lo, nx, ny);
+        Kokkos::View<S***, Kokkos::LayoutRight, Mem> fused("fused", rows, lo, n_out), apart("apart", rows, lo, n_out);
+        Kokkos::deep_copy(kr_fused, S(-7));  // every entry must be written
+        Kokkos::deep_copy(fused, start.device);
+        Kokkos::deep_copy(apart, start.device);
+        t3k::impl::khatri_rao_then_apply_matrix(space, "t3k_test::kr", J4(kr_fused), first, second, two_terms,
+                                                "t3k_test::apply", J3(fused), mat, side, accumulate);
+        t3k::impl::khatri_rao_jets(space, "t3k_test::kr", J4(kr_apart), first, second, two_terms);
+        t3k::impl::apply_matrix(space, "t3k_test::apply", J3(apart), J3c(kr_apart.data(), rows, lo, nx * ny), mat, side,
+                                accumulate);
+        auto const kr_got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kr_fused);
+        auto const kr_want = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), kr_apart);
+        auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fused);
+        auto const want = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), apart);
+        std::size_t kr_mismatches = 0, mismatches = 0;
+        for (std::size_t e = 0; e < kr_got.span(); ++e) kr_mismatches += kr_got.data()[e] == kr_want.data()[e] ? 0 : 1;
+        for (std::size_t e = 0; e < got.span(); ++e) mismatches += got.data()[e] == want.data()[e] ? 0 : 1;
+        EXPECT_EQ(kr_mismatches, 0u) << "side " << int(side) << " two terms " << two_terms;
+        EXPECT_EQ(mismatches, 0u) << "side " << int(side) << " two terms " << two_terms << " accumulate " << accumulate;
+        // The product itself against its definition (on the Khatri-Rao jet khatri_rao_jets' own test checks).
+        for (std::size_t s = 0; s < rows; s += 37)
+          for (std::size_t k = 0; k < lo; ++k)
+            for (std::size_t x = 0; x < n_out; ++x) {
+              double acc = accumulate ? start.at(s, k, x) : 0.0;
+              for (std::size_t y = 0; y < nx * ny; ++y) {
+                double const mv = m.host[side == MatrixSide::rows_out ? x * nx * ny + y : y * n_out + x];
+                acc += mv * double(kr_want(s, k, y / ny, y % ny));
+              }
+              ASSERT_NEAR(double(got(s, k, x)), acc, t3k_test::eps_times<S>(16.0 * double(nx * ny + 1)))
+                  << "side " << int(side) << " at (" << s << ", " << k << ", " << x << ")";
+            }
+      }
 }
 
 // for_each_block_on_host_threads runs every block exactly once, on any space (a host space: it is host-only).

@@ -53,6 +53,23 @@ enum class MatrixSide {
 /// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
 /// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
 /// chunk-sized row count could give a probe other bits in another chunking.
+/// Blocks of reduction_block_size probe rows in `rows` rows (the last one may be short).
+inline int n_row_blocks(std::size_t rows) { return int((rows + reduction_block_size - 1) / reduction_block_size); }
+
+/// apply_matrix's product for one block of probe rows (host backends): rows [block * reduction_block_size, ...).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void apply_matrix_to_block(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
+                           Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
+                           bool accumulate, int block) {
+  std::size_t const n_coeffs = out.extent(1), n_out = out.extent(2), n_in = in.extent(2);
+  std::size_t const s = std::size_t(block) * reduction_block_size;
+  std::size_t const block_rows = min_of(reduction_block_size, out.extent(0) - s) * n_coeffs;
+  Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
+  Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
+  matrix_product(space, label, Op::none, block_in, side == MatrixSide::cols_out ? Op::none : Op::transpose, m,
+                 block_out, accumulate);
+}
+
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                   Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
@@ -71,13 +88,8 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
     matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
                           op_m, m, Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
   } else {
-    int const n_blocks = int((rows + reduction_block_size - 1) / reduction_block_size);
-    for_each_block_on_host_threads(space, n_blocks, [&](int block) {
-      std::size_t const s = std::size_t(block) * reduction_block_size;
-      std::size_t const block_rows = min_of(reduction_block_size, rows - s) * n_coeffs;
-      Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
-      Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
-      matrix_product(space, label, Op::none, block_in, op_m, m, block_out, accumulate);
+    for_each_block_on_host_threads(space, n_row_blocks(rows), [&](int block) {
+      apply_matrix_to_block(space, label, out, in, m, side, accumulate, block);
     });
   }
 }
@@ -391,6 +403,40 @@ void khatri_rao_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar
   }
   Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}),
                        KhatriRaoJetsEntry<Scalar, MemorySpace>{out, first, second, n_terms, ny});
+}
+
+/// khatri_rao_jets(kr, first, second) and then apply_matrix(out, kr with its last two axes as one, m, side,
+/// accumulate), with
+/// the same bits as the two calls. On host backends block by block: the thread that multiplies a block of probe rows
+/// forms that block's Khatri-Rao rows right before, so they are still in its cache when the product reads them
+/// (a block of them is 0.4-0.8 MB at issue 8's shape; a chunk's are several MB, which the separate calls write out to
+/// the shared cache and read back). Device backends make the two calls.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void khatri_rao_then_apply_matrix(ExecutionSpace const& space, char const* kr_label, Jet4<Scalar, MemorySpace> kr,
+                                  KhatriRaoTerm<Scalar, MemorySpace> const& first,
+                                  KhatriRaoTerm<Scalar, MemorySpace> const& second, bool with_second, char const* label,
+                                  Jet3<Scalar, MemorySpace> out, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
+                                  bool accumulate = false) {
+  int const rows = int(kr.extent(0));
+  int const lo = int(kr.extent(1));
+  int const nx = int(kr.extent(2));
+  int const ny = int(kr.extent(3));
+  Jet3<Scalar const, MemorySpace> const kr_flat(kr.data(), kr.extent(0), kr.extent(1), kr.extent(2) * kr.extent(3));
+  if constexpr (runs_on_host<ExecutionSpace>()) {
+    if (rows > 0 && lo > 0 && nx * ny > 0 && out.extent(2) > 0) {
+      T3K_DEBUG_ASSERT(out.extent(0) == kr.extent(0) && out.extent(1) == kr.extent(1));
+      KhatriRaoJetsRows<Scalar, MemorySpace> const rows_of{kr, first, second, with_second ? 2 : 1, lo, nx, ny};
+      for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows)), [&](int block) {
+        int const s0 = block * int(reduction_block_size);
+        int const s1 = min_of(rows, s0 + int(reduction_block_size));
+        for (int sk = s0 * lo; sk < s1 * lo; ++sk) rows_of(sk);
+        apply_matrix_to_block(space, label, out, kr_flat, m, side, accumulate, block);
+      });
+      return;
+    }
+  }
+  khatri_rao_jets(space, kr_label, kr, first, second, with_second);
+  apply_matrix(space, label, out, kr_flat, m, side, accumulate);
 }
 
 /// Whether a right-to-left step of the forward sweeps (probe jets, J) forms its Khatri-Rao jet first and then one
