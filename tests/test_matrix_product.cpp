@@ -4,8 +4,8 @@
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
 // definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; the
-// Khatri-Rao jets formed block by block before their products; and the column slabs the summed assembly products are
-// split into on host threads.
+// Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed);
+// and the column slabs the summed assembly products are split into on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "test_devices.hpp"
@@ -340,6 +340,59 @@ void khatri_rao_then_apply_matches_two_calls() {
       }
 }
 
+// apply_to_probe_pair, order 0 and linear jets, several blocks and a short one, from a probe offset: on probe rows
+// that are a matrix (LayoutRight: products written straight into xi's columns, blocks on threads) and on LayoutLeft
+// probes (packed first), both against the definition; the matrix form bitwise against the same call made one block
+// at a time.
+template <class C>
+void apply_to_probe_pair_matches_definition() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using J3 = t3k::impl::Jet3<S, Mem>;
+  typename C::execution_space space;
+  std::size_t const b = t3k::reduction_block_size;
+  std::size_t const n_probes = 4 * b, s0 = b, rows = 2 * b + 13, n_in = 96, n_out = 8;
+  TestJet<C> const wj(n_probes, 1, n_in, 61), pj(n_probes, 1, n_in, 62), m(1, 1, n_out * n_in, 63);
+  Kokkos::View<S**, Kokkos::LayoutRight, Mem> const w_right(wj.device.data(), n_probes, n_in),
+      p_right(pj.device.data(), n_probes, n_in);
+  Kokkos::View<S**, Kokkos::LayoutLeft, Mem> w_left("w_left", n_probes, n_in), p_left("p_left", n_probes, n_in);
+  Kokkos::deep_copy(w_left, w_right);
+  Kokkos::deep_copy(p_left, p_right);
+  auto const u = t3k::impl::as_matrix<S, Mem>(m.device.data(), n_out, n_in);
+  for (std::size_t kl : {std::size_t(1), std::size_t(2)}) {
+    Kokkos::View<S***, Kokkos::LayoutRight, Mem> pack("pack", b, kl, n_in), from_matrix("from_matrix", rows, kl, n_out),
+        by_blocks("by_blocks", rows, kl, n_out), from_packed("from_packed", rows, kl, n_out);
+    Kokkos::deep_copy(from_matrix, S(-7));  // every entry must be written
+    Kokkos::deep_copy(from_packed, S(-7));
+    t3k::impl::apply_to_probe_pair(space, "t3k_test::xi", J3(from_matrix), u, w_right, p_right, int(s0), J3(pack));
+    t3k::impl::apply_to_probe_pair(space, "t3k_test::xi", J3(from_packed), u, w_left, p_left, int(s0), J3(pack));
+    for (std::size_t s = 0; s < rows; s += b) {
+      std::size_t const block = std::min(b, rows - s);
+      t3k::impl::apply_to_probe_pair(space, "t3k_test::xi", J3(by_blocks.data() + s * kl * n_out, block, kl, n_out), u,
+                                     w_right, p_right, int(s0 + s), J3(pack));
+    }
+    space.fence();
+    auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), from_matrix);
+    auto const got_packed = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), from_packed);
+    auto const one_at_a_time = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_blocks);
+    std::size_t mismatches = 0;
+    for (std::size_t s = 0; s < rows; ++s)
+      for (std::size_t k = 0; k < kl; ++k)
+        for (std::size_t x = 0; x < n_out; ++x) {
+          double want = 0;
+          for (std::size_t j = 0; j < n_in; ++j) {
+            want += m.host[x * n_in + j] * (k == 0 ? wj.at(s0 + s, 0, j) : pj.at(s0 + s, 0, j));
+          }
+          double const tol = t3k_test::eps_times<S>(8.0 * double(n_in + 1));
+          ASSERT_NEAR(double(got(s, k, x)), want, tol) << "kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
+          ASSERT_NEAR(double(got_packed(s, k, x)), want, tol)
+              << "packed, kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
+          mismatches += got(s, k, x) == one_at_a_time(s, k, x) ? 0 : 1;
+        }
+    EXPECT_EQ(mismatches, 0u) << "kl " << kl;
+  }
+}
+
 // for_each_block_on_host_threads runs every block exactly once, on any space (a host space: it is host-only).
 template <class C>
 void host_blocks_run_each_block_once() {
@@ -430,6 +483,9 @@ void column_slab_products_match_reference() {
 
 TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
   khatri_rao_then_apply_matches_two_calls<TypeParam>();
+}
+TYPED_TEST(MatrixProductTest, ApplyToProbePairMatchesDefinition) {
+  apply_to_probe_pair_matches_definition<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }

@@ -518,14 +518,6 @@ void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar
                      PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
 }
 
-/// out[s,k,x] = in[k,s,x]: coefficient-major block products back into a jet.
-template <class Scalar, class MemorySpace>
-struct InterleaveEntry {
-  Jet3<Scalar, MemorySpace> out;
-  Jet3<Scalar const, MemorySpace> in;
-  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = in(k, s, x); }
-};
-
 template <class Scalar, class MemorySpace>
 struct PermuteLastAxesEntry {
   Jet3<Scalar, MemorySpace> out;
@@ -579,10 +571,11 @@ struct ApplyToProbePairEntry {
 /// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
 ///
 /// Host backends apply U to each aligned block of reduction_block_size probes by matrix products in the BLAS: straight
-/// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; the products then go
-/// through `pack` coefficient by coefficient, when it is wide enough), otherwise on a copy of the block packed into
-/// `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one sequential sum in one
-/// parallel kernel (`pack` unused, it may be empty). Either way a probe's row never depends on the chunk it is in.
+/// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; one product per
+/// coefficient, written into its columns of xi's rows; blocks spread over the space's threads), otherwise on a copy
+/// of the block packed into `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one
+/// sequential sum in one parallel kernel (`pack` unused, it may be empty). Either way a probe's row never depends on
+/// the chunk it is in.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
                          Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
@@ -592,31 +585,28 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
   int const n_out = int(xi.extent(2));
   int const n_in = int(u.extent(1));
   if (rows == 0 || kl == 0 || n_out == 0) return;
+  T3K_DEBUG_ASSERT(kl <= 2);  // a linear jet: w, then p
   if constexpr (runs_on_host<ExecutionSpace>()) {
     T3K_DEBUG_ASSERT(pack.extent(0) >= min_of(reduction_block_size, std::size_t(rows)));
     T3K_DEBUG_ASSERT(pack.extent(1) == std::size_t(kl) && pack.extent(2) >= std::size_t(n_in));
     if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
       // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
-      // more, a fifth of the sweep's time at N = 1024). With two coefficients, each block's products go to pack
-      // coefficient by coefficient and are interleaved into xi (n_out entries per row instead of N copied).
-      if (rows_are_matrix(w, n_in) &&
-          (kl == 1 || (rows_are_matrix(p, n_in) && std::size_t(n_out) <= pack.extent(2)))) {
+      // more, a fifth of the sweep's time at N = 1024), each coefficient's product written straight into its
+      // columns of xi's rows (a strided matrix: row s of the block is xi[s, :, :]). Blocks are independent, so
+      // whole blocks go to the space's threads (host_blocks.hpp).
+      if (rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in))) {
         using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-        for (int s = 0; s < rows; s += int(reduction_block_size)) {
+        for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows)), [&](int b) {
+          int const s = b * int(reduction_block_size);
           int const block = min_of(int(reduction_block_size), rows - s);
-          Scalar* const xi_block = xi.data() + std::size_t(s) * kl * n_out;
-          Matrix<Scalar, MemorySpace> const out_w(kl == 1 ? xi_block : pack.data(), block, n_out);
-          matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u, out_w,
-                         false);
-          if (kl == 1) continue;
-          Matrix<Scalar, MemorySpace> const out_p(pack.data() + std::size_t(block) * n_out, block, n_out);
-          matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u, out_p,
-                         false);
-          for_each_jet_entry(
-              space, label, block, kl, n_out,
-              InterleaveEntry<Scalar, MemorySpace>{Jet3<Scalar, MemorySpace>(xi_block, block, kl, n_out),
-                                                   Jet3<Scalar const, MemorySpace>(pack.data(), kl, block, n_out)});
-        }
+          Matrix<Scalar, MemorySpace> const xi_rows(xi.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
+          matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u,
+                         column_slab(xi_rows, 0, n_out), false);
+          if (kl > 1) {
+            matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u,
+                           column_slab(xi_rows, n_out, 2 * std::size_t(n_out)), false);
+          }
+        });
         return;
       }
     }
