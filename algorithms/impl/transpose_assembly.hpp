@@ -163,7 +163,7 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
   // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
-  // the products are too small for the BLAS's own threads to speed up (perf/README.md, session 9).
+  // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
   for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
     auto const out_slab = column_slab(a_ub, c0, c1);
     for (std::size_t s = 0; s < rows; s += reduction_block_size) {
