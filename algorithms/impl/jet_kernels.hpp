@@ -44,15 +44,6 @@ enum class MatrixSide {
   cols_out   ///< out[s,k,x] = sum_y M[y,x] in[s,k,y]   (M is Y x X; "mu . G" with G as a x (u b))
 };
 
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): on host backends one
-/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X, whole blocks
-/// spread over the space's threads (host_blocks.hpp); on device backends one plain kernel over all rows (each entry
-/// one sequential sum).
-///
-/// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
-/// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
-/// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
-/// chunk-sized row count could give a probe other bits in another chunking.
 /// Blocks of reduction_block_size probe rows in `rows` rows (the last one may be short).
 inline int n_row_blocks(std::size_t rows) { return int((rows + reduction_block_size - 1) / reduction_block_size); }
 
@@ -70,6 +61,15 @@ void apply_matrix_to_block(ExecutionSpace const& space, char const* label, Jet3<
                  block_out, accumulate);
 }
 
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): on host backends one
+/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X, whole blocks
+/// spread over the space's threads (host_blocks.hpp); on device backends one plain kernel over all rows (each entry
+/// one sequential sum).
+///
+/// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
+/// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
+/// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
+/// chunk-sized row count could give a probe other bits in another chunking.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                   Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
@@ -406,11 +406,10 @@ void khatri_rao_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar
 }
 
 /// khatri_rao_jets(kr, first, second) and then apply_matrix(out, kr with its last two axes as one, m, side,
-/// accumulate), with
-/// the same bits as the two calls. On host backends block by block: the thread that multiplies a block of probe rows
-/// forms that block's Khatri-Rao rows right before, so they are still in its cache when the product reads them
-/// (a block of them is 0.4-0.8 MB at issue 8's shape; a chunk's are several MB, which the separate calls write out to
-/// the shared cache and read back). Device backends make the two calls.
+/// accumulate), with the same bits as the two calls. On host backends block by block: the thread that multiplies a
+/// block of probe rows forms that block's Khatri-Rao rows right before, so they are still in its cache when the
+/// product reads them (a block of them is 0.4-0.8 MB at issue 8's shape; a chunk's are several MB, which the separate
+/// calls write out to the shared cache and read back). Device backends make the two calls.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void khatri_rao_then_apply_matrix(ExecutionSpace const& space, char const* kr_label, Jet4<Scalar, MemorySpace> kr,
                                   KhatriRaoTerm<Scalar, MemorySpace> const& first,
