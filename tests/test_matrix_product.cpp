@@ -8,14 +8,17 @@
 // and the column slabs the summed assembly products are split into on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
+#include "core/memory_tracking.hpp"
 #include "test_devices.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -393,6 +396,51 @@ void apply_to_probe_pair_matches_definition() {
   }
 }
 
+// Tool callbacks only ever come from the calling thread: with a Kokkos Tools region callback set (as a loaded tool
+// library sets it), the host loops run on the calling thread, so Kokkos Kernels' profiling region around each BLAS
+// call is never pushed from another thread (tools keep one region stack per process). Without one they spread again,
+// and allocation callbacks alone (AllocationTracker) do not change the schedule.
+std::atomic<int> region_pushes{0}, region_pushes_off_caller{0};
+std::thread::id caller_thread;
+
+template <class C>
+void tools_see_calls_from_the_calling_thread_only() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  if constexpr (t3k::impl::runs_on_host<typename C::execution_space>()) {
+    std::size_t const rows = 3 * t3k::reduction_block_size + 5, l = 2, ny = 32, nx = 48;
+    TestJet<C> const in(rows, l, ny, 71), m(1, 1, nx * ny, 72);
+    Kokkos::View<S***, Kokkos::LayoutRight, Mem> out("out", rows, l, nx);
+    bool const spreads_without_tool = t3k::impl::spreads_blocks_over_threads(space);
+    {
+      t3k::AllocationTracker tracker;  // allocation callbacks alone leave the schedule as it is
+      EXPECT_EQ(t3k::impl::spreads_blocks_over_threads(space), spreads_without_tool);
+    }
+    caller_thread = std::this_thread::get_id();
+    region_pushes = 0;
+    region_pushes_off_caller = 0;
+    Kokkos::Tools::Experimental::set_push_region_callback([](char const*) {
+      ++region_pushes;
+      if (std::this_thread::get_id() != caller_thread) ++region_pushes_off_caller;
+    });
+    bool const spreads_with_tool = t3k::impl::spreads_blocks_over_threads(space);
+    t3k::impl::apply_matrix(
+        space, "t3k_test::apply_matrix", t3k::impl::Jet3<S, Mem>(out), t3k::impl::Jet3<S const, Mem>(in.device),
+        t3k::impl::as_matrix<S, Mem>(m.device.data(), nx, ny), t3k::impl::MatrixSide::rows_out, false);
+    t3k::impl::for_each_column_slab_on_host_threads(space, 256, [&](std::size_t, std::size_t) {
+      Kokkos::Profiling::pushRegion("t3k_test::slab");
+      Kokkos::Profiling::popRegion();
+    });
+    space.fence();
+    Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+    EXPECT_FALSE(spreads_with_tool);
+    EXPECT_GE(region_pushes.load(), 1);  // at least the slab body's own region
+    EXPECT_EQ(region_pushes_off_caller.load(), 0);
+    EXPECT_EQ(t3k::impl::spreads_blocks_over_threads(space), spreads_without_tool);
+  }
+}
+
 // for_each_block_on_host_threads runs every block exactly once, on any space (a host space: it is host-only).
 template <class C>
 void host_blocks_run_each_block_once() {
@@ -486,6 +534,9 @@ TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
 }
 TYPED_TEST(MatrixProductTest, ApplyToProbePairMatchesDefinition) {
   apply_to_probe_pair_matches_definition<TypeParam>();
+}
+TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
+  tools_see_calls_from_the_calling_thread_only<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }

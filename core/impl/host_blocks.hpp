@@ -28,12 +28,27 @@
 
 namespace t3k::impl {
 
-/// Whether for_each_block_on_host_threads spreads blocks over more than one thread on `space`.
+/// Whether a Kokkos Tools callback is set that the BLAS calls of the host loops can trigger: Kokkos Kernels pushes a
+/// profiling region around each BLAS call (and launches kernels and fences where it has no BLAS). Tools keep one
+/// region stack per process and expect these callbacks from one thread at a time. Allocation callbacks (the
+/// AllocationTracker of tests and benchmarks) do not count: nothing in the loops allocates.
+inline bool tool_watches_kernels() {
+  auto const events = Kokkos::Tools::Experimental::get_callbacks();
+  return events.push_region != nullptr || events.pop_region != nullptr || events.begin_parallel_for != nullptr ||
+         events.begin_parallel_reduce != nullptr || events.begin_parallel_scan != nullptr ||
+         events.begin_fence != nullptr;
+}
+
+/// Whether for_each_block_on_host_threads spreads blocks over more than one thread on `space`: an OpenMP space with
+/// several threads, not already inside a parallel region, and no tool watching kernels (tool_watches_kernels). Under
+/// such a tool the blocks run in order on the calling thread, so that every callback comes from it; results then
+/// come from the BLAS's own threads: still bitwise invariant to the chunking, possibly other last bits than without
+/// the tool, and `auto` chunks sized for one thread.
 template <class ExecutionSpace>
 bool spreads_blocks_over_threads(ExecutionSpace const& space) {
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP) && defined(T3K_HAVE_KOKKOSKERNELS)
   if constexpr (std::is_same<ExecutionSpace, Kokkos::OpenMP>::value) {
-    return space.concurrency() > 1 && !omp_in_parallel();
+    return space.concurrency() > 1 && !omp_in_parallel() && !tool_watches_kernels();
   }
 #endif
   (void)space;
