@@ -9,7 +9,8 @@
 /// to the BLAS's own threads keep one thread of the space busy and the others waiting. Handing each thread whole
 /// blocks, each multiplied by the single-threaded BLAS, uses them all. Every block's product is the same call on the
 /// same shapes, always single-threaded, so its bits do not depend on the thread that ran it, on the number of
-/// threads, nor on the chunk (a lone block runs in a parallel region too: see for_each_block_on_host_threads).
+/// threads, nor on the chunk (a lone block runs in a parallel region too: see for_each_block_on_host_threads;
+/// under a Kokkos Tools library every block runs on the calling thread instead: see spreads_blocks_over_threads).
 ///
 /// Why an OpenMP loop and not a Kokkos kernel: the body calls the BLAS through Kokkos Kernels, which may launch
 /// Kokkos work or fence on the same instance; Kokkos 4's OpenMP backend holds a per-instance mutex while a kernel
@@ -88,9 +89,10 @@ constexpr std::size_t column_slab_width = 32;
 /// Runs body(begin, end) over contiguous column ranges [begin, end) that partition [0, n_cols): one range per thread
 /// where for_each_block_on_host_threads spreads work on `space` (edges on multiples of column_slab_width, none
 /// narrower), otherwise body(0, n_cols) once on the calling thread. For products whose inner sum must keep its order
-/// (a sum over probe blocks accumulated into one matrix): each thread owns whole columns of the result and does
-/// every step of the sum for them, so splitting by columns changes no entry's sequence of operations, and the
-/// ranges depend only on n_cols and the thread count, never on the data or the chunk. **Blocking:** yes.
+/// (a sum over probe blocks accumulated into one matrix): each thread owns whole columns of the result and adds
+/// every block's term to them in block order, and the ranges depend only on n_cols and the thread count, never on
+/// the data or the chunk, so every entry comes from the same sequence of calls whatever the chunking.
+/// **Blocking:** yes.
 template <class ExecutionSpace, class Body>
 void for_each_column_slab_on_host_threads(ExecutionSpace const& space, std::size_t n_cols, Body const& body) {
   std::size_t const threads = block_threads(space);
