@@ -41,9 +41,14 @@ struct ScratchDirectory : t3k_test::ScratchDirectory {
 /// The sharded results sum (J^T) or compute (everything per probe) what one process does, in another order at
 /// most: 1e-12 relative leaves room for the order of the reduction over ranks (~1e-15 seen).
 constexpr double tolerance = 1e-12;
-/// A fit repeats that reduction in every iteration; the iterates drift apart by rounding only (~1e-14 seen over
-/// the few iterations run here), far inside 1e-10.
+/// A fit repeats that reduction in every iteration; the iterates drift apart by rounding only (newton_cg: ~1e-15
+/// seen over the few iterations run here), far inside 1e-10.
 constexpr double fit_tolerance = 1e-10;
+/// Adam scales each core's step by that core's own gradient RMS, so where a core's gradient is small the reduction's
+/// rounding (relative to the whole gradient) becomes a relative difference of that core's step: 3.8e-11 to 1.1e-10
+/// seen (2-3 ranks, 6 minibatch steps of 40 probes; an AVX-512 Xeon, with and without Kokkos' -march). A sharding
+/// error (a batch row lost or counted twice) changes a minibatch gradient by about one part in 40, far outside 1e-8.
+constexpr double adam_fit_tolerance = 1e-8;
 
 /// `t3k <arguments>` under mpiexec on `n_ranks` ranks, one OpenMP thread each.
 RunResult run_mpi(int n_ranks, std::string const& arguments) {
@@ -248,7 +253,7 @@ std::vector<std::vector<double>> history_figures(std::string const& path) {
 /// Runs `config_text` alone and on `n_ranks` ranks and compares the fitted tensors, the histories and what was
 /// written and printed.
 void expect_fit_equals_single_process(int n_ranks, std::string const& config_alone, std::string const& config_mpi,
-                                      ScratchDirectory const& dir) {
+                                      ScratchDirectory const& dir, double fit_tol = fit_tolerance) {
   write_file(dir.file("alone.yaml"), config_alone);
   write_file(dir.file("mpi.yaml"), config_mpi);
   run_ok("fit " + quoted(dir.file("alone.yaml")) + " --plain-log");
@@ -256,11 +261,11 @@ void expect_fit_equals_single_process(int n_ranks, std::string const& config_alo
       n_ranks, "fit " + quoted(dir.file("mpi.yaml")) + " --plain-log --log-json " + quoted(dir.file("mpi.jsonl")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_LE(relative_error(dense_t3(dir.file("run_mpi/model.h5")), dense_t3(dir.file("run_alone/model.h5"))),
-            fit_tolerance);
+            fit_tol);
   auto const h_mpi = history_figures(dir.file("run_mpi/history.csv"));
   auto const h_alone = history_figures(dir.file("run_alone/history.csv"));
   EXPECT_EQ(h_mpi.size(), h_alone.size());
-  EXPECT_LE(relative_error(h_mpi, h_alone), fit_tolerance);
+  EXPECT_LE(relative_error(h_mpi, h_alone), fit_tol);
   // Rank 0 alone writes and prints: the five outputs and nothing else, one report, one line per iteration.
   std::vector<std::string> files;
   for (auto const& e : fs::directory_iterator(dir.file("run_mpi"))) files.push_back(e.path().filename().string());
@@ -282,7 +287,8 @@ void fit_synthetic_equals_single_process(int n_ranks) {
     SCOPED_TRACE(optimizer);
     ScratchDirectory dir;
     expect_fit_equals_single_process(n_ranks, synthetic_config("run_alone", optimizer),
-                                     synthetic_config("run_mpi", optimizer), dir);
+                                     synthetic_config("run_mpi", optimizer), dir,
+                                     optimizer == adam ? adam_fit_tolerance : fit_tolerance);
   }
 }
 
