@@ -8,8 +8,14 @@
 #      the marker .t3k-complete. Debian's prebuilt Kokkos (libtrilinos-kokkos-dev) is Serial-only; T3K's CMake
 #      finds this OpenMP build first (cmake/T3KDependencies.cmake). About 170 MB download, under a minute of build.
 #      Kokkos Kernels uses OpenBLAS as its BLAS TPL (dense GEMMs of J^T).
+#   3. Configures that Kokkos for this machine's CPU (a Kokkos host architecture such as HSW, SKX or ZEN2, detected
+#      below): Kokkos passes the matching -march flags to everything built against it, T3K included, so T3K's host
+#      kernels use this CPU's vector instructions (AVX2 and FMA, AVX-512) instead of the x86-64 baseline (SSE2).
+#      The prefix records the architecture; a machine with another CPU rebuilds it.
 #
-# Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_SETUP_JOBS (build jobs, default nproc).
+# Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_SETUP_JOBS (build jobs, default nproc),
+# T3K_KOKKOS_ARCH (a Kokkos 3.4 host architecture such as HSW, SKX, ZEN2; `none` for a portable build that runs on
+# any x86-64 CPU; default: detected from this machine, `none` where no known one matches).
 set -euo pipefail
 
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
@@ -47,14 +53,53 @@ else
   log "Debian packages: all ${#PACKAGES[@]} present"
 fi
 
+# ------------------------------------------------------------------------------------- host architecture
+# The Kokkos 3.4 host architecture whose -march this machine runs: AMD Zen by the compiler's name for the CPU (Kokkos
+# 3.4 knows Zen 1-3; later Zens run Zen 3's code), Intel and others by the vector extensions GCC would use for it.
+# Only instructions the compiler generates by itself are checked: SKX's -march also enables intrinsics-only
+# extensions (RTM, PKU, SGX) that virtual machines often hide, and T3K calls none of them.
+detect_kokkos_arch() {
+  local cxx="${CXX:-c++}" native_name macros feature
+  native_name="$("$cxx" -march=native -Q --help=target 2>/dev/null | awk '$1 == "-march=" { print $2; exit }')" || true
+  macros="$("$cxx" -march=native -dM -E -x c++ /dev/null 2>/dev/null)" || true
+  has() {
+    for feature in "$@"; do grep -q "^#define __${feature}__ 1\$" <<<"$macros" || return 1; done
+  }
+  case "$native_name" in
+    znver1) echo ZEN ;;
+    znver2) echo ZEN2 ;;
+    znver[3-9]*) echo ZEN3 ;;
+    *)
+      if has AVX2 FMA BMI BMI2 LZCNT MOVBE F16C POPCNT AVX512F AVX512CD AVX512BW AVX512DQ AVX512VL; then
+        echo SKX
+      elif has AVX2 FMA BMI BMI2 LZCNT MOVBE F16C POPCNT; then
+        echo HSW
+      else
+        echo none
+      fi
+      ;;
+  esac
+}
+ARCH="${T3K_KOKKOS_ARCH:-$(detect_kokkos_arch)}"
+[[ "$ARCH" =~ ^[A-Za-z0-9_]+$ ]] ||
+  die "T3K_KOKKOS_ARCH='$ARCH': expected a Kokkos host architecture (HSW, SKX, ZEN2, ...) or none"
+ARCH_FLAGS=()
+[[ "$ARCH" == none ]] || ARCH_FLAGS=("-DKokkos_ARCH_${ARCH^^}=ON")
+
 # ------------------------------------------------------------------------------ Kokkos + Kokkos Kernels (OpenMP)
+# The marker holds the architecture the prefix was built for (empty: built before architectures were recorded).
 if [[ -f "$PREFIX/.t3k-complete" ]]; then
-  log "Kokkos (OpenMP+Serial): present in $PREFIX"
-  log "done"
-  exit 0
+  built_arch="$(cat "$PREFIX/.t3k-complete")"
+  if [[ "$built_arch" == "$ARCH" ]]; then
+    log "Kokkos (OpenMP+Serial, host architecture $ARCH): present in $PREFIX"
+    log "done"
+    exit 0
+  fi
+  log "Kokkos in $PREFIX was built for host architecture '${built_arch:-unrecorded}', this machine's is $ARCH: rebuilding"
 fi
 
-log "building Kokkos 3.4.01 (OpenMP+Serial) and Kokkos Kernels from Debian's trilinos source package into $PREFIX"
+log "building Kokkos 3.4.01 (OpenMP+Serial, host architecture $ARCH) and Kokkos Kernels from Debian's trilinos" \
+  "source package into $PREFIX"
 
 # Source packages need a deb-src entry; add one for bookworm main unless some source list already has one.
 if ! grep -rqsE '^[[:space:]]*(Types:.*deb-src|deb-src[[:space:]])' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
@@ -86,11 +131,11 @@ mkdir -p "$PREFIX"
 
 log "configuring and building Kokkos ($JOBS jobs)"
 cmake -S "$kokkos_src" -B "$work/build-kokkos" -DCMAKE_INSTALL_PREFIX="$PREFIX" \
-  -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_STANDARD=17 \
+  -DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_SERIAL=ON -DCMAKE_CXX_STANDARD=17 "${ARCH_FLAGS[@]}" \
   -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_BUILD_TYPE=Release >"$work/kokkos-configure.log" 2>&1 ||
   {
     tail -n 40 "$work/kokkos-configure.log" >&2
-    die "Kokkos configuration failed"
+    die "Kokkos configuration failed (host architecture $ARCH; T3K_KOKKOS_ARCH=none configures it without one)"
   }
 cmake --build "$work/build-kokkos" -j "$JOBS" >"$work/kokkos-build.log" 2>&1 ||
   {
@@ -119,6 +164,6 @@ cmake --build "$work/build-kernels" -j "$JOBS" >"$work/kernels-build.log" 2>&1 |
   }
 cmake --install "$work/build-kernels" >/dev/null
 
-touch "$PREFIX/.t3k-complete"
-log "Kokkos (OpenMP+Serial) and Kokkos Kernels installed in $PREFIX"
+echo "$ARCH" >"$PREFIX/.t3k-complete"
+log "Kokkos (OpenMP+Serial, host architecture $ARCH) and Kokkos Kernels installed in $PREFIX"
 log "done"
