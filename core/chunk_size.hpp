@@ -23,8 +23,12 @@ constexpr std::size_t reduction_block_size = 64;
 /// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
 /// the chunk of this many workspace bytes (J^T: the smaller of the balance estimate and that chunk; probes, probe jets
 /// and J: that chunk), per thread when the space spreads block products over its threads (impl::host_chunk_rows).
-/// Device backends have no cap: their kernels want rows.
-constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
+/// Device backends have no cap: their kernels want rows. 4 MiB: at issue 8's J^T shape one 64-probe block per
+/// thread in float (64 probes are ~4 MiB of workspace in float, ~8 in double; a chunk is never under one block).
+/// Measured (perf/README.md, "Host architecture from Kokkos"): float J^T there, one thread, 64 probes ran 13% faster
+/// than 128 (the 8 MiB cap of before) on an AVX-512 Xeon with 2 MiB of L2 per core, and within 1-2% of it on an
+/// AMD EPYC with 512 KiB of L2 and 32 MiB of L3; the probe sweeps ran as fast or faster (up to 6%).
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(4) << 20;
 
 class ChunkSize {
  public:
