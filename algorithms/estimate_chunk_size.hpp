@@ -139,11 +139,14 @@ inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows
 }
 
 /// The host cap of the automatic chunk on `ExecutionSpace` (its default instance): per thread that the space spreads
-/// block products over, the whole blocks whose workspace fits host_chunk_workspace_bytes (host_chunk_rows); at most
+/// block products over, the whole blocks whose workspace fits host_chunk_workspace_bytes and whose Khatri-Rao jets
+/// (the model's assembly bytes) fit host_chunk_khatri_rao_bytes (host_chunk_rows; at least one block each); at most
 /// rows.
 template <class ExecutionSpace>
 std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
-  return host_chunk_rows(m.sweep_bytes_per_row + m.assembly_bytes_per_row, rows, block_threads(ExecutionSpace()));
+  std::size_t const threads = block_threads(ExecutionSpace());
+  return min_of(host_chunk_rows(m.sweep_bytes_per_row + m.assembly_bytes_per_row, rows, threads),
+                host_chunk_rows(m.assembly_bytes_per_row, rows, threads, host_chunk_khatri_rao_bytes));
 }
 
 /// The automatic chunk on a model: the balance chunk, on host backends at most host_chunk_cap.
@@ -185,8 +188,8 @@ inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shap
 
 /// The chunk size `ChunkSize::automatic()` resolves to in a J^T on `ExecutionSpace` (the optimizers and the fit
 /// driver use it too): estimate_chunk_size, and on host backends at most the chunk whose workspace fits
-/// host_chunk_workspace_bytes per thread of the space's default instance (impl::host_chunk_rows). Nothing runs on
-/// the space; it only selects the policy.
+/// host_chunk_workspace_bytes and whose Khatri-Rao jets fit host_chunk_khatri_rao_bytes per thread of the space's
+/// default instance (impl::host_chunk_cap). Nothing runs on the space; it only selects the policy.
 /// **Throws:** as estimate_chunk_size.
 template <class ExecutionSpace>
 std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,

@@ -21,14 +21,19 @@ constexpr std::size_t reduction_block_size = 64;
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
 /// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
-/// the chunk of this many workspace bytes (J^T: the smaller of the balance estimate and that chunk; probes, probe jets
-/// and J: that chunk), per thread when the space spreads block products over its threads (impl::host_chunk_rows).
-/// Device backends have no cap: their kernels want rows. 4 MiB: at issue 8's J^T shape one 64-probe block per
-/// thread in float (64 probes are ~4 MiB of workspace in float, ~8 in double; a chunk is never under one block).
-/// Measured (perf/README.md, "Host architecture from Kokkos"): float J^T there, one thread, 64 probes ran 13% faster
-/// than 128 (the 8 MiB cap of before) on an AVX-512 Xeon with 2 MiB of L2 per core, and within 1-2% of it on an
-/// AMD EPYC with 512 KiB of L2 and 32 MiB of L3; the probe sweeps ran as fast or faster (up to 6%).
-constexpr std::size_t host_chunk_workspace_bytes = std::size_t(4) << 20;
+/// the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
+/// host_chunk_khatri_rao_bytes; probes, probe jets and J: that chunk), per thread when the space spreads block
+/// products over its threads (impl::host_chunk_rows). Device backends have no cap: their kernels want rows.
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
+
+/// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
+/// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in
+/// the core's own cache when read again. Measured (perf/README.md, "Host architecture from Kokkos"): at issue 8's
+/// shape in float (786 KB of Khatri-Rao jets per block) one block per thread ran 5-13% faster than two on an AVX-512
+/// Xeon with 2 MiB of L2 per core (OpenBLAS then packs those operands from L2 rather than from farther out), and
+/// within 1-2% on an AMD EPYC; while at small ranks several blocks per thread and pass are faster on two threads
+/// (each pass costs a parallel region per step): so this cap binds only where a block's jets are large.
+constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 
 class ChunkSize {
  public:
@@ -96,14 +101,15 @@ inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes) {
 
 /// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
 /// products run on `threads` threads (core/impl/host_blocks.hpp): each thread gets whole blocks whose workspace fits
-/// host_chunk_workspace_bytes, and the chunk is a whole number of rounds of one block per thread (at least one
-/// round), so that every thread's share is what one thread's chunk would be and the threads have equal shares; all
-/// rows when that covers them.
-inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads) {
+/// `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one round), so that
+/// every thread's share is what one thread's chunk would be and the threads have equal shares; all rows when that
+/// covers them.
+inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads,
+                                   std::size_t budget = host_chunk_workspace_bytes) {
   std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread
   std::size_t const all = n_probes > 0 ? n_probes : 1;
   if (per_row == 0) return all;
-  std::size_t const fits = round / reduction_block_size * (host_chunk_workspace_bytes / per_row);
+  std::size_t const fits = round / reduction_block_size * (budget / per_row);
   std::size_t const rows = fits < round ? round : fits - fits % round;
   return rows < all ? rows : all;
 }

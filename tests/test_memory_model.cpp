@@ -144,22 +144,47 @@ void chunk_sizes_round_to_whole_blocks() {
 }
 
 // chunk_size auto: the balance estimate, and on host backends at most the chunk whose workspace fits
-// host_chunk_workspace_bytes per thread the space spreads block products over (whole blocks, maximal, as many for
-// each thread); device backends take the balance estimate as it is.
+// host_chunk_workspace_bytes and whose Khatri-Rao jets fit host_chunk_khatri_rao_bytes per thread the space spreads
+// block products over (whole blocks, maximal, as many for each thread); device backends take the balance estimate
+// as it is.
 void automatic_chunk_caps_host_workspace() {
   using Host = Kokkos::DefaultHostExecutionSpace;
   std::size_t const b = t3k::reduction_block_size;
-  std::vector<std::size_t> big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
-  auto const m = t3k::transpose_memory_model(big_n, n, r, 2);
-  std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
-  std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
-  std::size_t const c = t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 100000);
-  ASSERT_LT(c, balance) << "this shape's balance workspace is far beyond the host cap";
-  // Per thread the most whole blocks within the budget (at least one), the same number for every thread.
   std::size_t const threads = t3k::impl::block_threads(Host());
-  std::size_t blocks_each = 1;
-  while ((blocks_each + 1) * b * per_row <= t3k::host_chunk_workspace_bytes) ++blocks_each;
-  EXPECT_EQ(c, threads * blocks_each * b) << "per row " << per_row << " bytes, " << threads << " threads";
+  // Per thread the most whole blocks within both budgets (at least one), the same number for every thread.
+  auto expected_blocks_each = [&](t3k::TransposeMemoryModel const& m) {
+    std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+    std::size_t blocks_each = 1;
+    while ((blocks_each + 1) * b * per_row <= t3k::host_chunk_workspace_bytes &&
+           (blocks_each + 1) * b * m.assembly_bytes_per_row <= t3k::host_chunk_khatri_rao_bytes) {
+      ++blocks_each;
+    }
+    return blocks_each;
+  };
+  std::vector<std::size_t> big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
+  for (auto scalar : {t3k::ScalarType::float64, t3k::ScalarType::float32}) {
+    auto const m = t3k::transpose_memory_model(big_n, n, r, 2, 1, true, scalar);
+    std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, scalar);
+    std::size_t const c = t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 100000, 1, 1, scalar);
+    ASSERT_LT(c, balance) << "this shape's balance workspace is far beyond the host cap";
+    EXPECT_EQ(c, threads * expected_blocks_each(m) * b) << threads << " threads";
+  }
+  // Issue 8's shape in float: two blocks' workspace fit the workspace budget but not their Khatri-Rao jets the
+  // Khatri-Rao budget, so each thread gets one block; at small ranks the workspace budget binds (several blocks).
+  {
+    auto const m = t3k::transpose_memory_model(big_n, n, r, 2, 1, true, t3k::ScalarType::float32);
+    ASSERT_LE(2 * b * (m.sweep_bytes_per_row + m.assembly_bytes_per_row), t3k::host_chunk_workspace_bytes);
+    ASSERT_GT(2 * b * m.assembly_bytes_per_row, t3k::host_chunk_khatri_rao_bytes);
+    EXPECT_EQ(t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float32), threads * b);
+    std::vector<std::size_t> n8(8, 8), r8{1, 8, 8, 8, 8, 8, 8, 8, 1};
+    auto const m8 = t3k::transpose_memory_model(big_n, n8, r8, 2);
+    std::size_t const blocks8 = expected_blocks_each(m8);
+    ASSERT_GT(blocks8, 1u);
+    ASSERT_LE((blocks8 + 1) * b * m8.assembly_bytes_per_row, t3k::host_chunk_khatri_rao_bytes)
+        << "the workspace budget, not the Khatri-Rao one, binds here";
+    ASSERT_GT(t3k::estimate_chunk_size(big_n, n8, r8, 2, 100000), threads * blocks8 * b);
+    EXPECT_EQ(t3k::automatic_chunk_size<Host>(big_n, n8, r8, 2, 100000), threads * blocks8 * b);
+  }
   // Small shapes whose balance workspace fits the cap keep the balance estimate; so do few probes.
   std::vector<std::size_t> small_n{6, 7, 5, 6}, small_t{3, 4, 3, 3}, small_r{1, 3, 6, 3, 1};
   EXPECT_EQ(t3k::automatic_chunk_size<Host>(small_n, small_t, small_r, 2, 2400),
