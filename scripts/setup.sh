@@ -81,10 +81,15 @@ detect_kokkos_arch() {
   esac
 }
 ARCH="${T3K_KOKKOS_ARCH:-$(detect_kokkos_arch)}"
-[[ "$ARCH" =~ ^[A-Za-z0-9_]+$ ]] ||
-  die "T3K_KOKKOS_ARCH='$ARCH': expected a Kokkos host architecture (HSW, SKX, ZEN2, ...) or none"
+ARCH="${ARCH^^}" # Kokkos' spelling, and one spelling in the prefix's marker
+case "$ARCH" in
+  NONE) ARCH=none ;;
+  AMDAVX | ARMV80 | ARMV81 | ARMV8_THUNDERX | ARMV8_THUNDERX2 | A64FX | WSM | SNB | HSW | BDW | SKX | KNC | KNL | BGQ | \
+    POWER7 | POWER8 | POWER9 | ZEN | ZEN2 | ZEN3) ;;
+  *) die "T3K_KOKKOS_ARCH='${T3K_KOKKOS_ARCH:-}': not a Kokkos 3.4 host architecture (HSW, SKX, ZEN2, ... or none)" ;;
+esac
 ARCH_FLAGS=()
-[[ "$ARCH" == none ]] || ARCH_FLAGS=("-DKokkos_ARCH_${ARCH^^}=ON")
+[[ "$ARCH" == none ]] || ARCH_FLAGS=("-DKokkos_ARCH_${ARCH}=ON")
 
 # ------------------------------------------------------------------------------ Kokkos + Kokkos Kernels (OpenMP)
 # The marker holds the architecture the prefix was built for (empty: built before architectures were recorded).
@@ -95,7 +100,7 @@ if [[ -f "$PREFIX/.t3k-complete" ]]; then
     log "done"
     exit 0
   fi
-  log "Kokkos in $PREFIX was built for host architecture '${built_arch:-unrecorded}', this machine's is $ARCH: rebuilding"
+  log "Kokkos in $PREFIX was built for host architecture '${built_arch:-unrecorded}', wanted now: $ARCH; rebuilding"
 fi
 
 log "building Kokkos 3.4.01 (OpenMP+Serial, host architecture $ARCH) and Kokkos Kernels from Debian's trilinos" \

@@ -113,7 +113,8 @@ void predicted_memory(Shape const& sh, std::size_t w) {
   auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order);
   std::printf(
       "\nPredicted per-rank memory of summed J^T (memory model, float64, balance chunk: chunk auto on device "
-      "backends; on host backends auto also caps the workspace at 8 MiB per thread), %s: %s, |W| = %zu\n",
+      "backends; on host backends auto also caps the workspace at 8 MiB and the Khatri-Rao jets at 1 MiB per "
+      "thread), %s: %s, |W| = %zu\n",
       sh.name, shape_text(sh).c_str(), w);
   std::printf(
       "  per probe row: data (w, p, residual jets) %zu B, workspace %zu B (sweep %zu + assembly %zu); "
