@@ -43,11 +43,13 @@ struct TransposeMemoryModel {
   std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
   std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
   std::size_t fixed_bytes = 0;             ///< summed gradients and the frame's outer cores with permuted axes
+  /// The reduction block of the backend the model is for (reduction_block_size_for): chunks are multiples of it.
+  std::size_t block_rows = reduction_block_size;
 
   /// Bytes J^T itself allocates for `rows` probes at a requested `chunk` rows per pass, rounded as J^T rounds it
-  /// (down to a multiple of reduction_block_size, at least one block, all rows when it covers them).
+  /// (down to a multiple of block_rows, at least one block, all rows when it covers them).
   std::size_t allocated_bytes(std::size_t rows, std::size_t chunk) const {
-    std::size_t const c = impl::rows_per_chunk(chunk, rows);
+    std::size_t const c = impl::rows_per_chunk(chunk, rows, block_rows);
     return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row);
   }
   /// Peak of the call including its inputs.
@@ -80,13 +82,14 @@ inline FrameShapes frame_shapes_of_t3(std::string const& where, std::vector<std:
 
 template <class Scalar>
 TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std::size_t order, std::size_t n_tangent,
-                                                     bool sum_over_probes) {
+                                                     bool sum_over_probes, std::size_t block_rows) {
   int const k1 = general_jet_length(order, sh.d());
   // The layout is affine in the chunk rows: count it at 0 and 1 row.
   WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
   (void)transpose_layout(at0, sh, 0, n_tangent, k1);
   (void)transpose_layout(at1, sh, 1, n_tangent, k1);
   TransposeMemoryModel m;
+  m.block_rows = block_rows;
   std::size_t const s = sizeof(Scalar);
   m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));
   m.assembly_bytes_per_row = s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly));
@@ -105,20 +108,29 @@ TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std:
   return m;
 }
 
+/// Checks a reduction block argument of the public chunk policies. **Throws:** InvalidArgument naming `where`.
+inline void check_block_rows(char const* where, std::size_t block_rows) {
+  if (block_rows == 0) throw InvalidArgument(concat(where, ": block_rows must be >= 1 (got 0)"));
+}
+
 }  // namespace impl
 
 /// The exact memory model of J^T for the given shapes (T3 shapes: frame ranks follow SPEC.md section 5).
-/// \param order K; \param n_tangent residual stacks per call; \param sum_over_probes as in TransposeOptions.
-/// **Throws:** InvalidArgument / DimensionMismatch for bad shape lists.
+/// \param order K; \param n_tangent residual stacks per call; \param sum_over_probes as in TransposeOptions;
+/// \param block_rows the reduction block of the space J^T runs on, reduction_block_size_for<ExecutionSpace>() (the
+///        default is the host backends' block): chunk sizes are rounded to it.
+/// **Throws:** InvalidArgument / DimensionMismatch for bad shape lists or block_rows = 0.
 inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> const& mode_shapes,
                                                    std::vector<std::size_t> const& tucker_ranks,
                                                    std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                                    std::size_t n_tangent = 1, bool sum_over_probes = true,
-                                                   ScalarType scalar = ScalarType::float64) {
+                                                   ScalarType scalar = ScalarType::float64,
+                                                   std::size_t block_rows = reduction_block_size) {
+  impl::check_block_rows("t3k::transpose_memory_model", block_rows);
   auto const sh = impl::frame_shapes_of_t3("t3k::transpose_memory_model", mode_shapes, tucker_ranks, tt_ranks);
   return scalar == ScalarType::float32
-             ? impl::transpose_memory_model_elements<float>(sh, order, n_tangent, sum_over_probes)
-             : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes);
+             ? impl::transpose_memory_model_elements<float>(sh, order, n_tangent, sum_over_probes, block_rows)
+             : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes, block_rows);
 }
 
 namespace impl {
@@ -128,14 +140,14 @@ inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
 }
 
 /// Balance policy on a model: the largest c with c * (sweep + assembly) <= rows * input, rounded down to a multiple
-/// of the reduction block (at least one block), at most rows.
+/// of the model's reduction block (at least one block), at most rows.
 inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows) {
   if (rows == 0) return 1;
   std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
   if (per_row <= m.input_bytes_per_row) return rows;
   // rows * input / per_row without overflow for any realistic sizes (both factors < 2^40).
   std::size_t c = static_cast<std::size_t>((static_cast<long double>(rows) * m.input_bytes_per_row) / per_row);
-  return rows_per_chunk(c, rows);
+  return rows_per_chunk(c, rows, m.block_rows);
 }
 
 /// The host cap of the automatic chunk on `ExecutionSpace` (its default instance): per thread that the space spreads
@@ -161,25 +173,30 @@ std::size_t automatic_chunk(TransposeMemoryModel const& m, std::size_t rows) {
 
 /// Balance chunk size for J^T (SPEC.md section 14): the largest chunk whose workspace stays within the bytes of the
 /// probe data itself, so the assembly is never the tallest pole; W_local = ceil(n_probes / n_shards) when that
-/// already fits. Results are cached by shape; no kernel runs and nothing is allocated.
-/// **Throws:** InvalidArgument for n_shards = 0 or bad shape lists.
+/// already fits. A multiple of `block_rows` (reduction_block_size_for<ExecutionSpace>() of the space J^T runs on;
+/// the default is the host backends' block), at least one block, or all W_local rows. Results are cached by shape;
+/// no kernel runs and nothing is allocated.
+/// **Throws:** InvalidArgument for n_shards = 0, block_rows = 0 or bad shape lists.
 inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shapes,
                                        std::vector<std::size_t> const& tucker_ranks,
                                        std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                        std::size_t n_probes, std::size_t n_tangent = 1, std::size_t n_shards = 1,
-                                       ScalarType scalar = ScalarType::float64) {
+                                       ScalarType scalar = ScalarType::float64,
+                                       std::size_t block_rows = reduction_block_size) {
   if (n_shards == 0) throw InvalidArgument("t3k::estimate_chunk_size: n_shards must be >= 1 (got 0)");
+  impl::check_block_rows("t3k::estimate_chunk_size", block_rows);
   using Key = std::tuple<std::vector<std::size_t>, std::vector<std::size_t>, std::vector<std::size_t>, std::size_t,
-                         std::size_t, std::size_t, std::size_t, int>;
+                         std::size_t, std::size_t, std::size_t, int, std::size_t>;
   static std::mutex mutex;
   static std::map<Key, std::size_t> cache;
-  Key key{mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, int(scalar)};
+  Key key{mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, int(scalar), block_rows};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  auto const model =
+      transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
   std::size_t const c = impl::balance_chunk(model, impl::local_rows(n_probes, n_shards));
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
@@ -196,27 +213,30 @@ std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,
                                  std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
                                  std::size_t order, std::size_t n_probes, std::size_t n_tangent = 1,
                                  std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
-  std::size_t const balance =
-      estimate_chunk_size(mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, scalar);
+  std::size_t const balance = estimate_chunk_size(mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent,
+                                                  n_shards, scalar, reduction_block_size_for<ExecutionSpace>());
   if (!impl::runs_on_host<ExecutionSpace>()) return balance;
   auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
   return min_of(balance, impl::host_chunk_cap<ExecutionSpace>(model, impl::local_rows(n_probes, n_shards)));
 }
 
 /// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`: a multiple of
-/// reduction_block_size, or all W_local rows. **Throws:** InvalidArgument stating the bytes needed when even the
-/// smallest chunk (one block) does not fit.
+/// `block_rows` (as estimate_chunk_size), or all W_local rows. **Throws:** InvalidArgument stating the bytes needed
+/// when even the smallest chunk (one block) does not fit; for n_shards = 0 or block_rows = 0.
 inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_shapes,
                                          std::vector<std::size_t> const& tucker_ranks,
                                          std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                          std::size_t n_probes, std::size_t target_bytes, std::size_t n_tangent = 1,
-                                         std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
+                                         std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64,
+                                         std::size_t block_rows = reduction_block_size) {
   if (n_shards == 0) throw InvalidArgument("t3k::max_chunk_size_within: n_shards must be >= 1 (got 0)");
-  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  impl::check_block_rows("t3k::max_chunk_size_within", block_rows);
+  auto const model =
+      transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
   std::size_t const rows = impl::local_rows(n_probes, n_shards);
   if (rows == 0) return 1;
   // J^T never runs fewer rows per pass than one block (or all rows when there are fewer).
-  std::size_t const smallest = min_of(reduction_block_size, rows);
+  std::size_t const smallest = min_of(block_rows, rows);
   std::size_t const floor_bytes = model.peak_bytes(rows, smallest);
   if (floor_bytes > target_bytes) {
     throw InvalidArgument(impl::concat(
@@ -228,7 +248,7 @@ inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_sh
   std::size_t const per_row = model.sweep_bytes_per_row + model.assembly_bytes_per_row;
   if (per_row == 0) return rows;
   std::size_t const spare = target_bytes - (floor_bytes - smallest * per_row);
-  return impl::rows_per_chunk(spare / per_row, rows);
+  return impl::rows_per_chunk(spare / per_row, rows, block_rows);
 }
 
 namespace impl {
@@ -238,7 +258,8 @@ template <class ExecutionSpace, class Scalar>
 ChunkSize resolve_chunk_size(ChunkSize requested, FrameShapes const& sh, std::size_t order, std::size_t n_probes,
                              std::size_t n_tangent) {
   if (requested.kind() != ChunkSize::Kind::automatic) return requested;
-  auto const model = transpose_memory_model_elements<Scalar>(sh, order, n_tangent, true);
+  auto const model =
+      transpose_memory_model_elements<Scalar>(sh, order, n_tangent, true, reduction_block_size_for<ExecutionSpace>());
   return ChunkSize::of(automatic_chunk<ExecutionSpace>(model, n_probes > 0 ? n_probes : 1));
 }
 

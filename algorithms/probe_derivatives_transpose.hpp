@@ -28,7 +28,8 @@ struct TransposeOptions {
   bool sum_over_probes = true;
   /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once; auto:
   /// automatic_chunk_size for this call's shapes and space (estimate_chunk_size.hpp); a fixed size is rounded down
-  /// to a multiple of reduction_block_size (at least one block). Any chunk size gives bitwise the same result.
+  /// to a multiple of the space's reduction block (reduction_block_size_for: 64 probes on host backends, 2048 on
+  /// device backends; at least one block). Any chunk size gives bitwise the same result.
   ChunkSize chunk_size = ChunkSize::none();
 };
 
@@ -263,7 +264,7 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
   }
   if (w > 0 && nt > 0) {
     impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d), summed,
-                          impl::rows_per_chunk(chunk, w), out);
+                          impl::rows_per_chunk(chunk, w, reduction_block_size_for<ExecutionSpace>()), out);
   }
   return out;
 }

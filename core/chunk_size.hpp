@@ -4,19 +4,33 @@
 /// balance estimator of SPEC.md section 14, resolved from the call's shapes).
 
 #include "core/error.hpp"
+#include "core/impl/kokkos_compat.hpp"
 
 #include <cstddef>
 #include <string>
 
 namespace t3k {
 
-/// Probes per block (SPEC.md section 9). Chunked calls work on blocks of this many probes aligned to the absolute
-/// probe index: every core contraction is one matrix product per block and summed J^T adds block products into the
-/// result in block order. A fixed chunk size is therefore rounded down to a multiple of the block (at least one
-/// block), so that chunk boundaries fall on block boundaries and every chunk size gives the same bits. 64 rather
-/// than SPEC.md's example 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row products
-/// markedly closer to its peak than 96-row ones (perf/README.md).
+/// Probes per block (SPEC.md section 9) on host backends. Chunked calls work on blocks of this many probes aligned to
+/// the absolute probe index: every core contraction is one matrix product per block and summed J^T adds block
+/// products into the result in block order. A fixed chunk size is therefore rounded down to a multiple of the block
+/// (at least one block), so that chunk boundaries fall on block boundaries and every chunk size gives the same bits.
+/// 64 rather than SPEC.md's example 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row
+/// products markedly closer to its peak than 96-row ones (perf/README.md).
 constexpr std::size_t reduction_block_size = 64;
+
+/// Probes per block on device backends (CUDA, HIP): the same scheme with larger blocks, because there every block
+/// product is one vendor-BLAS launch, and with 64-probe blocks J^T was thousands of launches of a few MFLOP each,
+/// bound by launch latency (perf/README.md, H200 figures). At issue 8's shape a 2048-probe block's products are
+/// 100-400 MFLOP each.
+constexpr std::size_t device_reduction_block_size = 2048;
+
+/// The reduction block of chunked calls on `ExecutionSpace`: reduction_block_size on host backends,
+/// device_reduction_block_size on device backends. Chunk sizes on that space are multiples of it (or all rows).
+template <class ExecutionSpace>
+constexpr std::size_t reduction_block_size_for() {
+  return impl::runs_on_host<ExecutionSpace>() ? reduction_block_size : device_reduction_block_size;
+}
 
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
@@ -42,8 +56,9 @@ class ChunkSize {
   /// All probes in one pass (the default).
   ChunkSize() = default;
   static ChunkSize none() { return ChunkSize(); }
-  /// `rows` probes at a time, rounded down to a multiple of reduction_block_size (at least one block) when a call
-  /// uses it. **Throws:** InvalidArgument for 0.
+  /// `rows` probes at a time, rounded down to a multiple of the space's reduction block (reduction_block_size_for:
+  /// 64 on host backends, 2048 on device backends; at least one block) when a call uses it. **Throws:** InvalidArgument
+  /// for 0.
   static ChunkSize of(std::size_t rows) {
     if (rows == 0) throw InvalidArgument("t3k::ChunkSize: a chunk size must be >= 1 (got 0)");
     ChunkSize c;
@@ -85,17 +100,17 @@ class ChunkSize {
 };
 
 namespace impl {
-/// A chunk size rounded down to a multiple of reduction_block_size, at least one block.
-inline std::size_t block_aligned_rows(std::size_t rows) {
-  return rows < reduction_block_size ? reduction_block_size : rows - rows % reduction_block_size;
+/// A chunk size rounded down to a multiple of the reduction block `block`, at least one block.
+inline std::size_t block_aligned_rows(std::size_t rows, std::size_t block) {
+  return rows < block ? block : rows - rows % block;
 }
 
 /// The rows per pass for `requested` rows per chunk and `n_probes` probes: all of them when the request covers
-/// them, else the request rounded down to a multiple of reduction_block_size (at least one block); at least 1.
-inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes) {
+/// them, else the request rounded down to a multiple of the reduction block `block` (at least one block); at least 1.
+inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes, std::size_t block) {
   std::size_t const all = n_probes > 0 ? n_probes : 1;
   if (requested >= all) return all;
-  std::size_t const rows = block_aligned_rows(requested);
+  std::size_t const rows = block_aligned_rows(requested, block);
   return rows < all ? rows : all;
 }
 
@@ -115,8 +130,8 @@ inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, st
 }
 
 /// rows_per_chunk for a resolved (none or fixed) chunk size.
-inline std::size_t rows_per_chunk(ChunkSize const& c, std::size_t n_probes) {
-  return c.kind() == ChunkSize::Kind::fixed ? rows_per_chunk(c.rows(), n_probes) : (n_probes > 0 ? n_probes : 1);
+inline std::size_t rows_per_chunk(ChunkSize const& c, std::size_t n_probes, std::size_t block) {
+  return c.kind() == ChunkSize::Kind::fixed ? rows_per_chunk(c.rows(), n_probes, block) : (n_probes > 0 ? n_probes : 1);
 }
 }  // namespace impl
 

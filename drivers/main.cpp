@@ -315,27 +315,31 @@ int run_estimate_chunk(Options const& opt) {
   auto const scalar = opt.scalar == "float" ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
   std::size_t const n_probes = opt.n_probes, n_tangent = opt.n_tangent, n_shards = opt.n_shards;
   auto const order = static_cast<std::size_t>(opt.order);
-  auto const model =
-      t3k::transpose_memory_model(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_tangent, true, scalar);
+  // Chunks on this build's default space are multiples of its reduction block (64 probes on host backends, 2048 on
+  // device backends).
+  constexpr std::size_t block = t3k::reduction_block_size_for<Space>();
+  auto const model = t3k::transpose_memory_model(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_tangent,
+                                                 true, scalar, block);
   // chunk_size is what `--chunk-size auto` runs at on this build's default space (on host backends the balance
   // estimate capped to a cache-sized workspace); balance_chunk_size is the memory policy alone.
-  std::size_t const balance = t3k::estimate_chunk_size(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
-                                                       n_probes, n_tangent, n_shards, scalar);
+  std::size_t const balance = t3k::estimate_chunk_size(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_probes,
+                                                       n_tangent, n_shards, scalar, block);
   std::size_t const chunk = t3k::automatic_chunk_size<Space>(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
                                                              n_probes, n_tangent, n_shards, scalar);
   std::size_t const rows = (n_probes + n_shards - 1) / n_shards;
   fmt::print("chunk_size: {}\n", chunk);
   fmt::print("balance_chunk_size: {}\n", balance);
   fmt::print("probe_rows_per_shard: {}\n", rows);
+  fmt::print("reduction_block: {}\n", block);
   fmt::print("bytes_per_row:\n  input: {}\n  sweep: {}\n  assembly: {}\n", model.input_bytes_per_row,
              model.sweep_bytes_per_row, model.assembly_bytes_per_row);
   fmt::print("fixed_bytes: {}\n", model.fixed_bytes);
   fmt::print("peak_bytes:\n  chunk_none: {}\n  chunk_auto: {}\n", model.peak_bytes(rows, rows),
              model.peak_bytes(rows, chunk));
   if (opt.max_bytes > 0) {
-    std::size_t const capped = t3k::max_chunk_size_within(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
-                                                          n_probes, static_cast<std::size_t>(opt.max_bytes),
-                                                          n_tangent, n_shards, scalar);
+    std::size_t const capped =
+        t3k::max_chunk_size_within(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_probes,
+                                   static_cast<std::size_t>(opt.max_bytes), n_tangent, n_shards, scalar, block);
     fmt::print("max_chunk_size_within: {}\n", capped);
   }
   return 0;

@@ -90,7 +90,8 @@ std::size_t resolved_chunk(t3k::ChunkSize c, Shape const& s, std::size_t n_tange
     return t3k::automatic_chunk_size<ExecSpace>(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, s.w,
                                                 n_tangent, 1, scalar_type_of<Scalar>());
   }
-  if (c.kind() == t3k::ChunkSize::Kind::fixed) return t3k::impl::rows_per_chunk(c.rows(), s.w);
+  if (c.kind() == t3k::ChunkSize::Kind::fixed)
+    return t3k::impl::rows_per_chunk(c.rows(), s.w, t3k::reduction_block_size_for<ExecSpace>());
   return s.w;
 }
 

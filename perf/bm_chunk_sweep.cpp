@@ -29,8 +29,9 @@ void BM_JtChunkSweep(benchmark::State& state) {
   }
   t3k::ChunkSize const chunk = chunk_of(state.range(1));
   std::size_t const rows = resolved_chunk<Scalar>(chunk, s, 1);
-  auto const model = t3k::transpose_memory_model(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, 1, true,
-                                                 scalar_type_of<Scalar>());
+  auto const model =
+      t3k::transpose_memory_model(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, 1, true,
+                                  scalar_type_of<Scalar>(), t3k::reduction_block_size_for<DefaultExec>());
   double const predicted_peak = double(model.peak_bytes(s.w, rows));
   if (chunk.kind() == t3k::ChunkSize::Kind::none && predicted_peak > dense_cap_bytes) {
     state.SkipWithError(("chunk none skipped: the model predicts a peak of " + std::to_string(predicted_peak / 1e9) +

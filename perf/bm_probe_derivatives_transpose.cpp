@@ -33,7 +33,7 @@ void BM_JT(benchmark::State& state) {
   set_gemm_fraction(state, gemm);
   std::size_t const rows = resolved_chunk<Scalar, ExecSpace>(chunk, s, nt);
   auto const model = t3k::transpose_memory_model(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), s.order, nt, summed,
-                                                 scalar_type_of<Scalar>());
+                                                 scalar_type_of<Scalar>(), t3k::reduction_block_size_for<ExecSpace>());
   state.counters["chunk"] = double(rows);
   state.counters["model_bytes"] = double(model.allocated_bytes(s.w, rows));
   state.SetLabel(std::string(scalar_name<Scalar>()) + (summed ? " summed" : " per-probe") +

@@ -23,8 +23,9 @@ int main(int argc, char** argv) {
   std::size_t const w = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   std::size_t const d = 12, order = 3;
   std::vector<std::size_t> const big_n(d, 2), n(d, 2), r{1, 2, 4, 8, 16, 32, 64, 32, 16, 8, 4, 2, 1};
-  auto const model = t3k::transpose_memory_model(big_n, n, r, order);
-  std::size_t const chunk = t3k::estimate_chunk_size(big_n, n, r, order, w);
+  constexpr std::size_t block = t3k::reduction_block_size_for<Space>();
+  auto const model = t3k::transpose_memory_model(big_n, n, r, order, 1, true, t3k::ScalarType::float64, block);
+  std::size_t const chunk = t3k::estimate_chunk_size(big_n, n, r, order, w, 1, 1, t3k::ScalarType::float64, block);
   std::size_t const reference = chunk / 3 + 1;  // a smaller chunking that does not divide the auto one
   std::printf("W = %zu; model peak (inputs + J^T): chunk none %.1f GB, auto (%zu) %.2f GB, reference (%zu) %.2f GB\n",
               w, model.peak_bytes(w, w) / 1e9, chunk, model.peak_bytes(w, chunk) / 1e9, reference,

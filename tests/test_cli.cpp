@@ -325,9 +325,11 @@ void estimate_chunk_prints_the_model() {
   std::size_t const expected = t3k::automatic_chunk_size<Kokkos::DefaultExecutionSpace>(big_n, n, r, 2, 100000);
   EXPECT_NE(("\n" + ok.output).find("\nchunk_size: " + std::to_string(expected) + "\n"), std::string::npos)
       << ok.output;
-  std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
+  constexpr std::size_t block = t3k::reduction_block_size_for<Kokkos::DefaultExecutionSpace>();
+  EXPECT_NE(ok.output.find("reduction_block: " + std::to_string(block) + "\n"), std::string::npos) << ok.output;
+  std::size_t const balance = t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float64, block);
   EXPECT_NE(ok.output.find("balance_chunk_size: " + std::to_string(balance) + "\n"), std::string::npos) << ok.output;
-  auto const model = t3k::transpose_memory_model(big_n, n, r, 2);
+  auto const model = t3k::transpose_memory_model(big_n, n, r, 2, 1, true, t3k::ScalarType::float64, block);
   EXPECT_NE(ok.output.find("assembly: " + std::to_string(model.assembly_bytes_per_row)), std::string::npos)
       << ok.output;
   EXPECT_NE(ok.output.find("chunk_auto: " + std::to_string(model.peak_bytes(100000, expected))), std::string::npos)
@@ -341,7 +343,9 @@ void estimate_chunk_prints_the_model() {
   EXPECT_NE(bad.output.find("tt_ranks has 2 entries, expected d + 1 = 3"), std::string::npos) << bad.output;
   auto const capped = run_cli("estimate-chunk " + shapes + " --max-bytes 1000");
   EXPECT_EQ(capped.exit_code, 2) << capped.output;
-  EXPECT_NE(capped.output.find("even the smallest chunk (64 probes, one reduction block) needs"), std::string::npos)
+  EXPECT_NE(
+      capped.output.find("even the smallest chunk (" + std::to_string(block) + " probes, one reduction block) needs"),
+      std::string::npos)
       << capped.output;
 }
 

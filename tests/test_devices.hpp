@@ -1,6 +1,8 @@
 #pragma once
 // The execution spaces every typed test runs on: all enabled backends of the Kokkos this build uses.
 
+#include "core/chunk_size.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
 
@@ -38,6 +40,13 @@ using TestConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPE
                                      Config<Kokkos::DefaultExecutionSpace, double>,
                                      Config<Kokkos::DefaultExecutionSpace, float>>;
 // clang-format on
+
+/// The reduction block of a configuration's space (64 probes on host backends, 2048 on device backends): tests of
+/// chunking size their probe sets in it, so that they chunk on every backend.
+template <class C>
+constexpr std::size_t block_of() {
+  return t3k::reduction_block_size_for<typename C::execution_space>();
+}
 
 /// Tolerance as a multiple of the scalar's epsilon.
 template <class Scalar>

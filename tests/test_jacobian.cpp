@@ -207,7 +207,8 @@ template <class C>
 void chunked_transpose_equals_dense_bitwise() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  std::size_t const w = 100, nt = 2, order = 2;
+  std::size_t const b = block_of<C>();
+  std::size_t const w = b + 36, nt = 2, order = 2;  // a block and a part of one (100 probes on host backends)
   for (std::size_t case_index : {0, 3}) {
     auto fc = frame_shape_cases()[case_index];
     std::size_t const d = fc.big_n.size();
@@ -218,7 +219,7 @@ void chunked_transpose_equals_dense_bitwise() {
     for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 99 + i));
     auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
     auto dense_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::none()});
-    for (std::size_t c : {std::size_t(1), std::size_t(7), std::size_t(32), std::size_t(64), w - 1, w, w + 3}) {
+    for (std::size_t c : {std::size_t(1), std::size_t(7), b / 2, b, w - 1, w, w + 3}) {
       auto chunked = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::of(c)});
       auto chunked_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::of(c)});
       for (std::size_t i = 0; i < d; ++i) {
@@ -264,16 +265,17 @@ void peak_memory_grows_with_chunk_not_probes() {
     }
     return tracker.peak(typename C::memory_space().name());
   };
-  std::size_t const block = t3k::reduction_block_size;
-  auto small_w = measure(400, block);
-  auto large_w = measure(1600, block);
-  auto larger_chunk = measure(1600, 4 * block);
+  std::size_t const block = block_of<C>();
+  std::size_t const small = 6 * block + block / 4, large = 25 * block;  // 400 and 1600 probes on host backends
+  auto small_w = measure(small, block);
+  auto large_w = measure(large, block);
+  auto larger_chunk = measure(large, 4 * block);
   EXPECT_GT(small_w, 0);
   EXPECT_EQ(small_w, large_w) << "peak bytes must not grow with W at a fixed chunk size";
   EXPECT_GT(larger_chunk, large_w) << "peak bytes grow with the chunk size";
   // Chunk sizes are rounded down to whole blocks (at least one): 1 and block + 5 allocate what one block does.
-  EXPECT_EQ(measure(1600, 1), large_w);
-  EXPECT_EQ(measure(1600, block + 5), large_w);
+  EXPECT_EQ(measure(large, 1), large_w);
+  EXPECT_EQ(measure(large, block + 5), large_w);
 }
 
 template <class C>

@@ -245,7 +245,7 @@ void apply_matrix_matches_definition_and_single_blocks() {
   using Mem = typename C::memory_space;
   using t3k::impl::MatrixSide;
   typename C::execution_space space;
-  std::size_t const b = t3k::reduction_block_size;
+  std::size_t const b = t3k_test::block_of<C>();
   std::size_t const rows = 5 * b + 17, l = 3, ny = 64, nx = 96;  // products above OpenBLAS's threading threshold
   TestJet<C> const in(rows, l, ny, 31), start(rows, l, nx, 32), m(1, 1, nx * ny, 33);
   for (MatrixSide side : {MatrixSide::rows_out, MatrixSide::cols_out})
@@ -298,7 +298,7 @@ void khatri_rao_then_apply_matches_two_calls() {
   using J3c = t3k::impl::Jet3<S const, Mem>;
   using J4 = t3k::impl::Jet4<S, Mem>;
   typename C::execution_space space;
-  std::size_t const rows = 3 * t3k::reduction_block_size + 9, lo = 3, nx = 8, ny = 16, n_out = 24;
+  std::size_t const rows = 3 * t3k_test::block_of<C>() + 9, lo = 3, nx = 8, ny = 16, n_out = 24;
   TestJet<C> const a1(rows, 3, nx, 51), b1(rows, 3, ny, 52), a2(rows, 2, nx, 53), b2(rows, 3, ny, 54),
       start(rows, lo, n_out, 55), m(1, 1, n_out * nx * ny, 56);
   for (MatrixSide side : {MatrixSide::rows_out, MatrixSide::cols_out})

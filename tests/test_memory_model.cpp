@@ -45,7 +45,8 @@ void measured_peak_matches_model() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   t3k::ScalarType const type = sizeof(S) == 4 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
-  std::size_t const w = 200;
+  // Chunks of one block, two blocks and all rows, in the space's reduction blocks.
+  std::size_t const w = block_of<C>() * 3 + 8;
   for (auto const& mc : model_cases()) {
     auto fc = frame_case_of(mc);
     std::size_t const d = fc.big_n.size();
@@ -58,12 +59,13 @@ void measured_peak_matches_model() {
       r.push_back(Jets4<C>("r", mc.n_tangent, w, mc.order + 1, fc.big_n[i]));
     }
     for (bool summed : {true, false}) {
-      auto model = t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent, summed, type);
+      auto model =
+          t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent, summed, type, block_of<C>());
       // Inputs as the model counts them: w, p and the residual stack.
       std::size_t sum_n = 0;
       for (auto n : fc.big_n) sum_n += n;
       EXPECT_EQ(model.input_bytes_per_row, sizeof(S) * (2 + mc.n_tangent * (mc.order + 1)) * sum_n);
-      for (std::size_t chunk : {std::size_t(1), std::size_t(150), w}) {  // one block, two blocks, all rows
+      for (std::size_t chunk : {std::size_t(1), 2 * block_of<C>() + 22, w}) {  // one block, two blocks, all rows
         space.fence();
         std::int64_t measured = 0;
         {
@@ -82,25 +84,31 @@ void measured_peak_matches_model() {
   }
 }
 
-// The balance estimate: the largest chunk (to the reduction block) whose workspace stays within the probe data.
+// The balance estimate: the largest chunk (to the reduction block) whose workspace stays within the probe data, for
+// the host backends' block (the default) and the device backends' one.
 void estimate_follows_balance_policy() {
-  for (auto const& mc : model_cases()) {
-    for (std::size_t w : {std::size_t(1), std::size_t(100), std::size_t(100000), std::size_t(1000000)}) {
-      std::size_t const c = t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, mc.order, w, mc.n_tangent);
-      auto const m = t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent);
-      std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
-      ASSERT_GE(c, 1u);
-      ASSERT_LE(c, w);
-      if (c < w) {
-        // Whole reduction blocks, at least one; the minimum block may exceed the data, a larger chunk never does.
-        EXPECT_EQ(c % t3k::reduction_block_size, 0u);
-        if (c > t3k::reduction_block_size) {
-          EXPECT_LE(double(c) * per_row, double(w) * m.input_bytes_per_row);  // never the tallest pole
+  for (std::size_t b : {t3k::reduction_block_size, t3k::device_reduction_block_size}) {
+    for (auto const& mc : model_cases()) {
+      for (std::size_t w : {std::size_t(1), std::size_t(100), std::size_t(100000), std::size_t(1000000)}) {
+        std::size_t const c =
+            t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, mc.order, w, mc.n_tangent, 1, t3k::ScalarType::float64, b);
+        auto const m = t3k::transpose_memory_model(mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent, true,
+                                                   t3k::ScalarType::float64, b);
+        EXPECT_EQ(m.block_rows, b);
+        std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
+        ASSERT_GE(c, 1u);
+        ASSERT_LE(c, w);
+        if (c < w) {
+          // Whole reduction blocks, at least one; the minimum block may exceed the data, a larger chunk never does.
+          EXPECT_EQ(c % b, 0u) << "block " << b;
+          if (c > b) {
+            EXPECT_LE(double(c) * per_row, double(w) * m.input_bytes_per_row);  // never the tallest pole
+          }
+          // Maximal up to the rounding to whole reduction blocks.
+          EXPECT_GT(double(c + b) * per_row, double(w) * m.input_bytes_per_row) << "block " << b;
+        } else {
+          EXPECT_TRUE(per_row * w <= w * m.input_bytes_per_row || c == w);
         }
-        // Maximal up to the rounding to whole reduction blocks.
-        EXPECT_GT(double(c + t3k::reduction_block_size) * per_row, double(w) * m.input_bytes_per_row);
-      } else {
-        EXPECT_TRUE(per_row * w <= w * m.input_bytes_per_row || c == w);
       }
     }
   }
@@ -112,6 +120,18 @@ void estimate_follows_balance_policy() {
   EXPECT_LE(four, (100000u + 3) / 4);
   EXPECT_GE(four, one / 4 - t3k::reduction_block_size);
   EXPECT_THROW(t3k::estimate_chunk_size(big_n, n, r, 2, 1000, 1, 0), t3k::InvalidArgument);
+  // The device block: the same balance, rounded to 2048-probe blocks; cached apart from the host one.
+  std::size_t const device = t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float64,
+                                                      t3k::device_reduction_block_size);
+  EXPECT_EQ(device, one - one % t3k::device_reduction_block_size);
+  EXPECT_EQ(t3k::estimate_chunk_size(big_n, n, r, 2, 100000), one);
+  try {
+    (void)t3k::estimate_chunk_size(big_n, n, r, 2, 1000, 1, 1, t3k::ScalarType::float64, 0);
+    ADD_FAILURE() << "block_rows = 0 accepted";
+  } catch (t3k::InvalidArgument const& e) {
+    EXPECT_NE(std::string(e.what()).find("t3k::estimate_chunk_size: block_rows must be >= 1"), std::string::npos)
+        << e.what();
+  }
   // Cached and cheap: a thousand calls take well under a second.
   auto const t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < 1000; ++k) (void)t3k::estimate_chunk_size(big_n, n, r, 2, 100000);
@@ -122,12 +142,23 @@ void estimate_follows_balance_policy() {
 // Fixed chunk sizes are rounded down to whole reduction blocks (at least one), and cover all probes when they can.
 void chunk_sizes_round_to_whole_blocks() {
   std::size_t const b = t3k::reduction_block_size;
-  EXPECT_EQ(t3k::impl::rows_per_chunk(1, 1000), b);
-  EXPECT_EQ(t3k::impl::rows_per_chunk(b + 5, 1000), b);
-  EXPECT_EQ(t3k::impl::rows_per_chunk(3 * b, 1000), 3 * b);
-  EXPECT_EQ(t3k::impl::rows_per_chunk(999, 1000), 999 - 999 % b);
-  EXPECT_EQ(t3k::impl::rows_per_chunk(1000, 1000), 1000u);  // covers the probes: one pass, no rounding
-  EXPECT_EQ(t3k::impl::rows_per_chunk(5, 10), 10u);         // one block is more than all of them
+  EXPECT_EQ(b, 64u);
+  EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::DefaultHostExecutionSpace>(), b);
+  EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::Serial>(), b);
+#ifdef KOKKOS_ENABLE_CUDA
+  EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::Cuda>(), t3k::device_reduction_block_size);
+#endif
+  for (std::size_t block : {b, t3k::device_reduction_block_size}) {
+    std::size_t const n = 20 * block;
+    EXPECT_EQ(t3k::impl::rows_per_chunk(1, n, block), block);
+    EXPECT_EQ(t3k::impl::rows_per_chunk(block + 5, n, block), block);
+    EXPECT_EQ(t3k::impl::rows_per_chunk(3 * block, n, block), 3 * block);
+    EXPECT_EQ(t3k::impl::rows_per_chunk(n - 1, n, block), n - block);
+    EXPECT_EQ(t3k::impl::rows_per_chunk(n, n, block), n);                  // covers the probes: one pass, no rounding
+    EXPECT_EQ(t3k::impl::rows_per_chunk(5, block - 1, block), block - 1);  // one block is more than all of them
+  }
+  EXPECT_EQ(t3k::impl::rows_per_chunk(999, 1000, b), 999 - 999 % b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(999, 5000, t3k::device_reduction_block_size), 2048u);  // at least one block
   // The host cap of `auto`: per thread, the whole blocks within the workspace budget, in whole rounds of one block
   // per thread (at least one round), at most all rows (a row of budget / (5 b) bytes: exactly 5 blocks fit).
   std::size_t const five_blocks = t3k::host_chunk_workspace_bytes / (5 * b);
@@ -139,8 +170,9 @@ void chunk_sizes_round_to_whole_blocks() {
   EXPECT_EQ(t3k::impl::host_chunk_rows(t3k::host_chunk_workspace_bytes, 100000, 1), b);      // at least one block
   EXPECT_EQ(t3k::impl::host_chunk_rows(t3k::host_chunk_workspace_bytes, 100000, 4), 4 * b);  // one each
   EXPECT_EQ(t3k::impl::host_chunk_rows(0, 1000, 2), 1000u);  // no workspace per row: one pass
-  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(b + 1), 1000), b);
-  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::none(), 1000), 1000u);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(b + 1), 1000, b), b);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(5000), 10000, t3k::device_reduction_block_size), 4096u);
+  EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::none(), 1000, b), 1000u);
 }
 
 // chunk_size auto: the balance estimate, and on host backends at most the chunk whose workspace fits
@@ -191,30 +223,36 @@ void automatic_chunk_caps_host_workspace() {
             t3k::estimate_chunk_size(small_n, small_t, small_r, 2, 2400));
   EXPECT_EQ(t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 10), 10u);
 #ifdef KOKKOS_ENABLE_CUDA
-  EXPECT_EQ(t3k::automatic_chunk_size<Kokkos::Cuda>(big_n, n, r, 2, 100000), balance);
+  EXPECT_EQ(t3k::automatic_chunk_size<Kokkos::Cuda>(big_n, n, r, 2, 100000),
+            t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float64,
+                                     t3k::device_reduction_block_size));
 #endif
 }
 
+// For the host backends' block (the default) and the device backends' one.
 void max_chunk_within_cap() {
   std::vector<std::size_t> big_n{64, 64, 64, 64}, n{8, 8, 8, 8}, r{1, 8, 32, 8, 1};
-  auto const m = t3k::transpose_memory_model(big_n, n, r, 2);
-  std::size_t const w = 10000;
-  std::size_t const block = t3k::reduction_block_size;
-  std::size_t const cap = m.peak_bytes(w, 3 * block + 10) + 10;  // 3 blocks and a bit: rounds down to 3 blocks
-  std::size_t const c = t3k::max_chunk_size_within(big_n, n, r, 2, w, cap);
-  EXPECT_EQ(c, 3 * block);
-  EXPECT_LE(m.peak_bytes(w, c), cap);
-  EXPECT_GT(m.peak_bytes(w, c + block), cap);
-  EXPECT_EQ(t3k::max_chunk_size_within(big_n, n, r, 2, w, std::size_t(1) << 50), w);
-  try {
-    t3k::max_chunk_size_within(big_n, n, r, 2, w, 1000);
-    FAIL();
-  } catch (t3k::InvalidArgument const& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("even the smallest chunk (" + std::to_string(block) +
-                                   " probes, one reduction block) needs " + std::to_string(m.peak_bytes(w, block))),
-        std::string::npos)
-        << e.what();
+  auto const f64 = t3k::ScalarType::float64;
+  for (std::size_t block : {t3k::reduction_block_size, t3k::device_reduction_block_size}) {
+    auto const m = t3k::transpose_memory_model(big_n, n, r, 2, 1, true, f64, block);
+    std::size_t const w = 5 * block + 17;
+    std::size_t const cap = m.peak_bytes(w, 3 * block + 10) + 10;  // 3 blocks and a bit: rounds down to 3 blocks
+    std::size_t const c = t3k::max_chunk_size_within(big_n, n, r, 2, w, cap, 1, 1, f64, block);
+    EXPECT_EQ(c, 3 * block);
+    EXPECT_LE(m.peak_bytes(w, c), cap);
+    EXPECT_GT(m.peak_bytes(w, c + block), cap);
+    EXPECT_EQ(m.peak_bytes(w, c + 1), m.peak_bytes(w, c)) << "the model rounds chunks to its block as J^T does";
+    EXPECT_EQ(t3k::max_chunk_size_within(big_n, n, r, 2, w, std::size_t(1) << 50, 1, 1, f64, block), w);
+    try {
+      t3k::max_chunk_size_within(big_n, n, r, 2, w, 1000, 1, 1, f64, block);
+      ADD_FAILURE() << "a cap below one block accepted";
+    } catch (t3k::InvalidArgument const& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("even the smallest chunk (" + std::to_string(block) +
+                                     " probes, one reduction block) needs " + std::to_string(m.peak_bytes(w, block))),
+          std::string::npos)
+          << e.what();
+    }
   }
 }
 
@@ -226,7 +264,7 @@ void auto_chunk_equals_none_bitwise() {
   T3Shapes mc{{8, 8, 8, 8}, {8, 8, 8, 8}, {1, 8, 16, 8, 1}, 2, 1};
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, typename C::memory_space>(space, fc, 3);
-  std::size_t const w = 700;
+  std::size_t const w = 11 * block_of<C>() - 4;  // 700 on host backends: the estimate chunks it
   std::vector<Probe2<C>> ww, pp;
   std::vector<Kokkos::View<S***, Kokkos::LayoutRight, typename C::memory_space>> r;
   t3k::impl::HostNormalGenerator gen(4);
@@ -241,7 +279,8 @@ void auto_chunk_equals_none_bitwise() {
     pp.push_back(fill(Probe2<C>("p", w, 8)));
     r.push_back(fill(Kokkos::View<S***, Kokkos::LayoutRight, typename C::memory_space>("r", w, 3, 8)));
   }
-  std::size_t const c = t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, 2, w);
+  std::size_t const c =
+      t3k::estimate_chunk_size(mc.big_n, mc.n, mc.r, 2, w, 1, 1, t3k::ScalarType::float64, block_of<C>());
   ASSERT_LT(c, w) << "the case must actually chunk";
   auto a = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::automatic()});
   auto b = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::none()});
@@ -262,7 +301,7 @@ void chunk_loops_allocate_once_per_call() {
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, Mem>(space, fc, 5);
   auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
-  std::size_t const w = 10 * t3k::reduction_block_size + 7;  // 11 chunks of one block, or one pass
+  std::size_t const w = 10 * block_of<C>() + 7;  // 11 chunks of one block, or one pass
   std::vector<Probe2<C>> ww, pp;
   std::vector<Jets4<C>> r;
   for (std::size_t i = 0; i < 4; ++i) {
@@ -283,13 +322,13 @@ void chunk_loops_allocate_once_per_call() {
     };
     std::int64_t const one_pass = jt(t3k::ChunkSize::none());
     EXPECT_GT(one_pass, 0);
-    EXPECT_EQ(jt(t3k::ChunkSize::of(t3k::reduction_block_size)), one_pass) << "summed " << summed;
-    EXPECT_EQ(jt(t3k::ChunkSize::of(3 * t3k::reduction_block_size)), one_pass) << "summed " << summed;
+    EXPECT_EQ(jt(t3k::ChunkSize::of(block_of<C>())), one_pass) << "summed " << summed;
+    EXPECT_EQ(jt(t3k::ChunkSize::of(3 * block_of<C>())), one_pass) << "summed " << summed;
   }
   auto j = [&](t3k::ChunkSize c) {
     return count([&] { auto z = t3k::tangent_probe_derivatives(space, f, v, ww, pp, mc.order, c); });
   };
-  EXPECT_EQ(j(t3k::ChunkSize::of(t3k::reduction_block_size)), j(t3k::ChunkSize::none()));
+  EXPECT_EQ(j(t3k::ChunkSize::of(block_of<C>())), j(t3k::ChunkSize::none()));
 }
 
 // The probe sweeps (here J) take `auto` as their default: all probes at once on device backends, on host backends
@@ -306,7 +345,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, Mem>(space, fc, 5);
   auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
-  std::size_t const w = 192 * t3k::reduction_block_size;  // beyond the cap in float on two threads too
+  std::size_t const w = 192 * t3k::reduction_block_size;  // beyond the cap in float on two threads too (host block)
   t3k::impl::HostNormalGenerator gen(7);
   auto fill = [&](Probe2<C> v) {
     auto h = Kokkos::create_mirror_view(v);
@@ -326,7 +365,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
     space.fence();
     return tracker.peak(Mem().name());
   };
-  std::size_t const b = t3k::reduction_block_size;
+  std::size_t const b = block_of<C>();
   std::size_t const per_row = (peak(t3k::ChunkSize::of(2 * b)) - peak(t3k::ChunkSize::of(b))) / b;
   ASSERT_GT(per_row, 0u);
   std::size_t const expected_rows =

@@ -8,10 +8,10 @@
 /// reshaped freely through unmanaged Views.
 ///
 /// Determinism: every kernel computes each output entry by a sequential sum in a fixed order, parallel only over
-/// output entries, and the core contractions (apply_matrix) run one matrix product per aligned block of probes on
-/// host backends (one plain kernel, each entry a sequential sum, on device backends). A probe's results therefore
-/// never depend on the chunk it was computed in, which is what makes the chunked J^T bitwise equal to the dense one
-/// (SPEC.md section 9).
+/// output entries, and the core contractions (apply_matrix) run one matrix product per aligned block of probes
+/// (reduction_block_size_for the space; on device backends small matrices, and every matrix without Kokkos Kernels,
+/// by one plain kernel with each entry a sequential sum). A probe's results therefore never depend on the chunk it was
+/// computed in, which is what makes the chunked J^T bitwise equal to the dense one (SPEC.md section 9).
 
 #include "algorithms/impl/matrix_product.hpp"
 #include "core/chunk_size.hpp"
@@ -44,32 +44,57 @@ enum class MatrixSide {
   cols_out   ///< out[s,k,x] = sum_y M[y,x] in[s,k,y]   (M is Y x X; "mu . G" with G as a x (u b))
 };
 
-/// Blocks of reduction_block_size probe rows in `rows` rows (the last one may be short).
-inline int n_row_blocks(std::size_t rows) { return int((rows + reduction_block_size - 1) / reduction_block_size); }
+/// Blocks of `block_size` probe rows in `rows` rows (the last one may be short).
+inline int n_row_blocks(std::size_t rows, std::size_t block_size) { return int((rows + block_size - 1) / block_size); }
 
-/// apply_matrix's product for one block of probe rows (host backends): rows [block * reduction_block_size, ...).
+/// apply_matrix's product for one block of probe rows: rows [block * B, ...) with B = reduction_block_size_for the
+/// space.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix_to_block(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                            Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
                            bool accumulate, int block) {
+  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   std::size_t const n_coeffs = out.extent(1), n_out = out.extent(2), n_in = in.extent(2);
-  std::size_t const s = std::size_t(block) * reduction_block_size;
-  std::size_t const block_rows = min_of(reduction_block_size, out.extent(0) - s) * n_coeffs;
+  std::size_t const s = std::size_t(block) * block_size;
+  std::size_t const block_rows = min_of(block_size, out.extent(0) - s) * n_coeffs;
   Matrix<Scalar const, MemorySpace> const block_in(in.data() + s * n_coeffs * n_in, block_rows, n_in);
   Matrix<Scalar, MemorySpace> const block_out(out.data() + s * n_coeffs * n_out, block_rows, n_out);
   matrix_product(space, label, Op::none, block_in, side == MatrixSide::cols_out ? Op::none : Op::transpose, m,
                  block_out, accumulate);
 }
 
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): on host backends one
-/// matrix product per block of `reduction_block_size` probe rows, (block rows * L) x Y times Y x X, whole blocks
-/// spread over the space's threads (host_blocks.hpp); on device backends one plain kernel over all rows (each entry
-/// one sequential sum).
+/// Smallest matrix (X * Y entries) that device backends apply by block products in the BLAS rather than by one plain
+/// kernel over all rows. Below it a row's product is a few hundred FLOPs per coefficient, and a plain kernel reading
+/// its matrix from cache beats thousands of small vendor-BLAS launches; above it (J^T's core products at ranks 32:
+/// 16384 entries) the BLAS's tiled kernels should win. A first guess from the H200 figures of perf/README.md (with
+/// plain kernels for every matrix, J^T at ranks 32 ran at ~0.6 TFLOP/s, ~1% of cuBLAS dgemm): not yet measured.
+constexpr std::size_t device_blas_min_matrix_entries = 2048;
+
+/// Whether apply_matrix on a device backend multiplies block by block in the BLAS (needs Kokkos Kernels) rather
+/// than by one plain kernel: a property of the shapes alone, never of the row count, so a probe's bits do not depend
+/// on its chunk either way.
+inline bool device_product_by_blocks(std::size_t n_in, std::size_t n_out) {
+#ifdef T3K_HAVE_KOKKOSKERNELS
+  return n_in * n_out >= device_blas_min_matrix_entries;
+#else
+  (void)n_in;
+  (void)n_out;
+  return false;
+#endif
+}
+
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): one matrix product per
+/// block of reduction_block_size_for<ExecutionSpace>() probe rows, (block rows * L) x Y times Y x X; on host backends
+/// whole blocks are spread over the space's threads (host_blocks.hpp), on device backends the blocks' BLAS calls
+/// (cuBLAS, rocBLAS) run in order on the space's stream. Device backends apply small matrices (and, without Kokkos
+/// Kernels, every matrix) by one plain kernel over all rows instead (device_product_by_blocks; each entry one
+/// sequential sum, which no row count changes).
 ///
 /// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
 /// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
 /// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
-/// chunk-sized row count could give a probe other bits in another chunking.
+/// chunk-sized row count could give a probe other bits in another chunking. Device blocks are 2048 probes, so that a
+/// block's product is large enough to occupy a GPU (with 64-probe blocks the launches' latency bound J^T there).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                   Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
@@ -77,21 +102,22 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
   std::size_t const rows = out.extent(0);
   std::size_t const n_coeffs = out.extent(1);
   std::size_t const n_out = out.extent(2);
-  std::size_t const n_in = in.extent(2);
   T3K_DEBUG_ASSERT(in.extent(0) == rows && in.extent(1) == n_coeffs);
   if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
-  Op const op_m = side == MatrixSide::cols_out ? Op::none : Op::transpose;
   if constexpr (!runs_on_host<ExecutionSpace>()) {
-    // Device backends: one launch for all rows. The plain kernel sums each entry on its own, so a probe's rows do
-    // not depend on the chunk either, and a GPU is not left waiting on one small BLAS launch per 64-probe block
-    // (which made J^T launch-bound: perf/README.md, H200 figures).
-    matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
-                          op_m, m, Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
-  } else {
-    for_each_block_on_host_threads(space, n_row_blocks(rows), [&](int block) {
-      apply_matrix_to_block(space, label, out, in, m, side, accumulate, block);
-    });
+    std::size_t const n_in = in.extent(2);
+    if (!device_product_by_blocks(n_in, n_out)) {
+      // One launch for all rows: the plain kernel sums each entry on its own, so a probe's rows do not depend on the
+      // chunk either.
+      matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
+                            side == MatrixSide::cols_out ? Op::none : Op::transpose, m,
+                            Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
+      return;
+    }
   }
+  for_each_block_on_host_threads(space, n_row_blocks(rows, reduction_block_size_for<ExecutionSpace>()), [&](int block) {
+    apply_matrix_to_block(space, label, out, in, m, side, accumulate, block);
+  });
 }
 
 /// Which pairs of coefficients a jet contraction combines (SPEC.md section 3).
@@ -425,7 +451,7 @@ void khatri_rao_then_apply_matrix(ExecutionSpace const& space, char const* kr_la
     if (rows > 0 && lo > 0 && nx * ny > 0 && out.extent(2) > 0) {
       T3K_DEBUG_ASSERT(out.extent(0) == kr.extent(0) && out.extent(1) == kr.extent(1));
       KhatriRaoJetsRows<Scalar, MemorySpace> const rows_of{kr, first, second, with_second ? 2 : 1, lo, nx, ny};
-      for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows)), [&](int block) {
+      for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), reduction_block_size), [&](int block) {
         int const s0 = block * int(reduction_block_size);
         int const s1 = min_of(rows, s0 + int(reduction_block_size));
         for (int sk = s0 * lo; sk < s1 * lo; ++sk) rows_of(sk);
@@ -595,7 +621,7 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
       // whole blocks go to the space's threads (host_blocks.hpp).
       if (rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in))) {
         using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-        for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows)), [&](int b) {
+        for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), reduction_block_size), [&](int b) {
           int const s = b * int(reduction_block_size);
           int const block = min_of(int(reduction_block_size), rows - s);
           Matrix<Scalar, MemorySpace> const xi_rows(xi.data() + std::size_t(s) * kl * n_out, block, kl * n_out);

@@ -3,8 +3,9 @@
 /// The gradient assembly of J^T (SPEC.md section 8, step 5) with a reduction order fixed by absolute probe index.
 /// Not API.
 ///
-/// Summed results are added block by block (blocks of reduction_block_size probes aligned to the absolute probe
-/// index, which chunk boundaries never cut), by matrix products over each block's (probe, order) axis. The sequence
+/// Summed results are added block by block (blocks of reduction_block_size_for<ExecutionSpace>() probes aligned to
+/// the absolute probe index, which chunk boundaries never cut), by matrix products over each block's (probe, order)
+/// axis. The sequence
 /// of floating-point operations is therefore the same for every chunking, so chunked sums are bitwise equal to the
 /// unchunked one. Per-probe results are kernels over (probe, output entry).
 
@@ -144,7 +145,7 @@ struct TtAssembly {
 };
 
 /// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over
-/// the (probe, order) axis of each block of reduction_block_size probes, blocks in order:
+/// the (probe, order) axis of each block of reduction_block_size_for<ExecutionSpace>() probes, blocks in order:
 ///   H~[a, (u,b)] += sum_{s,l} mu[i]^(l)[a] S^(l)[u,b] + [has_left] sum_{s,k} tau~[i]^(k)[a] N^(k)[u,b].
 /// SPEC.md's three terms, with their sums over orders regrouped by the order of mu: the MN deta~ term is
 /// sum_k sum_{l<=k} mu^(l) nu^(k-l) deta~^(k) = sum_l mu^(l) sum_m deta~^(l+m) nu^(m), the PX sigma~ term
@@ -162,12 +163,13 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   std::size_t const na = out.extent(0), n_ub = out.extent(1) * out.extent(2);
   Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
+  constexpr std::size_t block = reduction_block_size_for<ExecutionSpace>();
   // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
   // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
   for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
     auto const out_slab = column_slab(a_ub, c0, c1);
-    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
-      std::size_t const m = min_of(reduction_block_size, rows - s) * k1;
+    for (std::size_t s = 0; s < rows; s += block) {
+      std::size_t const m = min_of(block, rows - s) * k1;
       std::size_t const row = s * k1;
       matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
                      column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
@@ -180,7 +182,7 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
 }
 
 /// V~ (nO, N) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over the
-/// (probe, order) axis of each block of reduction_block_size probes, blocks in order:
+/// (probe, order) axis of each block of reduction_block_size_for<ExecutionSpace>() probes, blocks in order:
 ///   V~ += sum_{s,k} eta^(k) (x) r^(k) + sum_{s,m} dxi~^(m) (x) omega^(m)
 /// with the chunk's residuals and probe pairs packed into contiguous jets `resid` (rows, K1, N), `omega` (rows, Kl, N).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
@@ -193,10 +195,11 @@ void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet
   std::size_t const no = out.extent(0), nj = out.extent(1);
   Matrix<Scalar, MemorySpace> const v(out.data(), no, nj);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tucker";
+  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   for_each_column_slab_on_host_threads(space, nj, [&](std::size_t c0, std::size_t c1) {
     auto const out_slab = column_slab(v, c0, c1);
-    for (std::size_t s = 0; s < rows; s += reduction_block_size) {
-      std::size_t const block = min_of(reduction_block_size, rows - s);
+    for (std::size_t s = 0; s < rows; s += block_size) {
+      std::size_t const block = min_of(block_size, rows - s);
       matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
                      column_slab(MatrixC(resid.data() + s * k1 * nj, block * k1, nj), c0, c1), out_slab, true);
       matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,

@@ -83,7 +83,7 @@ auto build_workspace(ExecutionSpace const& space, std::string const& label, Layo
 template <class ExecutionSpace, class Scalar, class MemorySpace, class Layout>
 std::size_t sweep_chunk_rows(ChunkSize const& chunk, std::size_t n_probes, Layout&& layout) {
   if (chunk.kind() != ChunkSize::Kind::automatic || !runs_on_host<ExecutionSpace>()) {
-    return rows_per_chunk(chunk, n_probes);  // auto: all rows
+    return rows_per_chunk(chunk, n_probes, reduction_block_size_for<ExecutionSpace>());  // auto: all rows
   }
   // The layout is affine in the rows from one block on (below it the probe pack buffer grows too): count it at one
   // and two blocks.

@@ -60,7 +60,8 @@ void strong_scaling(int world_rank, int world_size, Shape const& sh, std::size_t
   Space space;
   auto truth = t3k::random_t3<double>(space, sh.big_n, sh.n, sh.r, 1);
   auto frame = t3k::orthogonal_frame(space, t3k::random_t3<double>(space, sh.big_n, sh.n, sh.r, 2));
-  auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order);
+  auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order, 1, true, t3k::ScalarType::float64,
+                                                 t3k::reduction_block_size_for<Space>());
   if (world_rank == 0) {
     std::printf("Strong scaling of summed J^T (chunk auto, one reduction per call), %s, W = %zu, OMP_NUM_THREADS=%s\n",
                 shape_text(sh).c_str(), w, std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "unset");
@@ -110,7 +111,8 @@ void strong_scaling(int world_rank, int world_size, Shape const& sh, std::size_t
 }
 
 void predicted_memory(Shape const& sh, std::size_t w) {
-  auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order);
+  auto const model = t3k::transpose_memory_model(sh.big_n, sh.n, sh.r, sh.order, 1, true, t3k::ScalarType::float64,
+                                                 t3k::reduction_block_size_for<Space>());
   std::printf(
       "\nPredicted per-rank memory of summed J^T (memory model, float64, balance chunk: chunk auto on device "
       "backends; on host backends auto also caps the workspace at 8 MiB and the Khatri-Rao jets at 1 MiB per "
@@ -124,7 +126,8 @@ void predicted_memory(Shape const& sh, std::size_t w) {
   std::printf("%6s %12s %10s %14s %14s %14s\n", "ranks", "W_local", "chunk", "data", "J^T allocates", "peak");
   for (std::size_t p = 8; p <= 1024; p *= 2) {
     std::size_t const w_local = t3k::impl::local_rows(w, p);
-    std::size_t const chunk = t3k::estimate_chunk_size(sh.big_n, sh.n, sh.r, sh.order, w, 1, p);
+    std::size_t const chunk = t3k::estimate_chunk_size(
+        sh.big_n, sh.n, sh.r, sh.order, w, 1, p, t3k::ScalarType::float64, t3k::reduction_block_size_for<Space>());
     std::printf("%6zu %12zu %10zu %14s %14s %14s\n", p, w_local, chunk,
                 bytes_text(double(model.input_bytes_per_row) * double(w_local)).c_str(),
                 bytes_text(double(model.allocated_bytes(w_local, chunk))).c_str(),

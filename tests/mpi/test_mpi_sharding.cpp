@@ -377,7 +377,8 @@ void transpose_peak_memory_per_rank_is_the_model_at_local_rows() {
   auto part = t3k::make_planted_problem(space, comm, truth, w, order, 0.0, 62);
   auto frame = t3k::orthogonal_frame(space, t3k::random_t3<S>(space, big_n, n, r, 63));
   std::size_t const w_local = part.n_probes();
-  auto const model = t3k::transpose_memory_model(big_n, n, r, order);
+  auto const model = t3k::transpose_memory_model(big_n, n, r, order, 1, true, t3k::ScalarType::float64,
+                                                 t3k::reduction_block_size_for<Space>());
   std::size_t const chunk_local = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w_local, 1, 1);
   std::size_t const chunk_p = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w, 1, std::size_t(comm.size()));
   std::size_t const chunk_1 = t3k::automatic_chunk_size<Space>(big_n, n, r, order, w, 1, 1);
