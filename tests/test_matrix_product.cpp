@@ -345,16 +345,17 @@ void khatri_rao_then_apply_matches_two_calls() {
 
 // apply_to_probe_pair, order 0 and linear jets, several blocks and a short one, from a probe offset: on probe rows
 // that are a matrix (LayoutRight: products written straight into xi's columns, blocks on threads) and on LayoutLeft
-// probes (packed first), both against the definition; the matrix form bitwise against the same call made one block
-// at a time.
+// probes (packed first on hosts), both against the definition; the matrix form bitwise against the same call made
+// one block at a time. Two output widths: on device backends U of 8 x 96 goes to the plain kernel and U of 24 x 96
+// to block products (device_product_by_blocks).
 template <class C>
-void apply_to_probe_pair_matches_definition() {
+void apply_to_probe_pair_matches_definition(std::size_t n_out) {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   using J3 = t3k::impl::Jet3<S, Mem>;
   typename C::execution_space space;
-  std::size_t const b = t3k::reduction_block_size;
-  std::size_t const n_probes = 4 * b, s0 = b, rows = 2 * b + 13, n_in = 96, n_out = 8;
+  std::size_t const b = t3k_test::block_of<C>();
+  std::size_t const n_probes = 4 * b, s0 = b, rows = 2 * b + 13, n_in = 96;
   TestJet<C> const wj(n_probes, 1, n_in, 61), pj(n_probes, 1, n_in, 62), m(1, 1, n_out * n_in, 63);
   Kokkos::View<S**, Kokkos::LayoutRight, Mem> const w_right(wj.device.data(), n_probes, n_in),
       p_right(pj.device.data(), n_probes, n_in);
@@ -387,12 +388,13 @@ void apply_to_probe_pair_matches_definition() {
             want += m.host[x * n_in + j] * (k == 0 ? wj.at(s0 + s, 0, j) : pj.at(s0 + s, 0, j));
           }
           double const tol = t3k_test::eps_times<S>(8.0 * double(n_in + 1));
-          ASSERT_NEAR(double(got(s, k, x)), want, tol) << "kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
+          ASSERT_NEAR(double(got(s, k, x)), want, tol)
+              << "n_out " << n_out << " kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
           ASSERT_NEAR(double(got_packed(s, k, x)), want, tol)
-              << "packed, kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
+              << "packed, n_out " << n_out << " kl " << kl << " at (" << s << ", " << k << ", " << x << ")";
           mismatches += got(s, k, x) == one_at_a_time(s, k, x) ? 0 : 1;
         }
-    EXPECT_EQ(mismatches, 0u) << "kl " << kl;
+    EXPECT_EQ(mismatches, 0u) << "n_out " << n_out << " kl " << kl;
   }
 }
 
@@ -533,7 +535,7 @@ TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
   khatri_rao_then_apply_matches_two_calls<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, ApplyToProbePairMatchesDefinition) {
-  apply_to_probe_pair_matches_definition<TypeParam>();
+  for (std::size_t n_out : {std::size_t(8), std::size_t(24)}) apply_to_probe_pair_matches_definition<TypeParam>(n_out);
 }
 TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
   tools_see_calls_from_the_calling_thread_only<TypeParam>();

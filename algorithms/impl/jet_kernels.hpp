@@ -598,9 +598,10 @@ struct ApplyToProbePairEntry {
 /// Host backends apply U to each aligned block of reduction_block_size probes by matrix products in the BLAS: straight
 /// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; one product per
 /// coefficient, written into its columns of xi's rows; blocks spread over the space's threads), otherwise on a copy
-/// of the block packed into `pack` (at least one block of rows, xi's L, N). Device backends compute each entry as one
-/// sequential sum in one parallel kernel (`pack` unused, it may be empty). Either way a probe's row never depends on
-/// the chunk it is in.
+/// of the block packed into `pack` (at least one block of rows, xi's L, N). Device backends multiply the probe rows in
+/// place the same way, per 2048-probe block, where U is large enough (device_product_by_blocks) and the rows are such
+/// a matrix; otherwise they compute each entry as one sequential sum in one parallel kernel (`pack` unused there, it
+/// may be empty). Either way a probe's row never depends on the chunk it is in.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
                          Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
@@ -611,30 +612,36 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
   int const n_in = int(u.extent(1));
   if (rows == 0 || kl == 0 || n_out == 0) return;
   T3K_DEBUG_ASSERT(kl <= 2);  // a linear jet: w, then p
-  if constexpr (runs_on_host<ExecutionSpace>()) {
+  constexpr bool on_host = runs_on_host<ExecutionSpace>();
+  if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
+    // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
+    // more, a fifth of the sweep's time at N = 1024 on a host), each coefficient's product written straight into
+    // its columns of xi's rows (a strided matrix: row s of the block is xi[s, :, :]). Blocks are independent, so on
+    // host backends whole blocks go to the space's threads (host_blocks.hpp).
+    if ((on_host || device_product_by_blocks(std::size_t(n_in), std::size_t(n_out))) && rows_are_matrix(w, n_in) &&
+        (kl == 1 || rows_are_matrix(p, n_in))) {
+      using ConstMatrix = Matrix<Scalar const, MemorySpace>;
+      constexpr int block_size = int(reduction_block_size_for<ExecutionSpace>());
+      auto rows_of = [&](ProbeView const& v, int s, int block) {
+        return ConstMatrix(v.data() + std::size_t(s0 + s) * v.stride(0), block, n_in);
+      };
+      for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), block_size), [&](int b) {
+        int const s = b * block_size;
+        int const block = min_of(block_size, rows - s);
+        Matrix<Scalar, MemorySpace> const xi_rows(xi.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
+        matrix_product(space, label, Op::none, rows_of(w, s, block), Op::transpose, u, column_slab(xi_rows, 0, n_out),
+                       false);
+        if (kl > 1) {
+          matrix_product(space, label, Op::none, rows_of(p, s, block), Op::transpose, u,
+                         column_slab(xi_rows, n_out, 2 * std::size_t(n_out)), false);
+        }
+      });
+      return;
+    }
+  }
+  if constexpr (on_host) {
     T3K_DEBUG_ASSERT(pack.extent(0) >= min_of(reduction_block_size, std::size_t(rows)));
     T3K_DEBUG_ASSERT(pack.extent(1) == std::size_t(kl) && pack.extent(2) >= std::size_t(n_in));
-    if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
-      // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
-      // more, a fifth of the sweep's time at N = 1024), each coefficient's product written straight into its
-      // columns of xi's rows (a strided matrix: row s of the block is xi[s, :, :]). Blocks are independent, so
-      // whole blocks go to the space's threads (host_blocks.hpp).
-      if (rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in))) {
-        using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-        for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), reduction_block_size), [&](int b) {
-          int const s = b * int(reduction_block_size);
-          int const block = min_of(int(reduction_block_size), rows - s);
-          Matrix<Scalar, MemorySpace> const xi_rows(xi.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
-          matrix_product(space, label, Op::none, ConstMatrix(&w(s0 + s, 0), block, n_in), Op::transpose, u,
-                         column_slab(xi_rows, 0, n_out), false);
-          if (kl > 1) {
-            matrix_product(space, label, Op::none, ConstMatrix(&p(s0 + s, 0), block, n_in), Op::transpose, u,
-                           column_slab(xi_rows, n_out, 2 * std::size_t(n_out)), false);
-          }
-        });
-        return;
-      }
-    }
     for (int s = 0; s < rows; s += int(reduction_block_size)) {
       int const block = min_of(int(reduction_block_size), rows - s);
       Jet3<Scalar, MemorySpace> const packed(pack.data(), block, kl, n_in);
