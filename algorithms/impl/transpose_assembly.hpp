@@ -5,9 +5,8 @@
 ///
 /// Summed results are added block by block (blocks of reduction_block_size_for<ExecutionSpace>() probes aligned to
 /// the absolute probe index, which chunk boundaries never cut), by matrix products over each block's (probe, order)
-/// axis. The sequence
-/// of floating-point operations is therefore the same for every chunking, so chunked sums are bitwise equal to the
-/// unchunked one. Per-probe results are kernels over (probe, output entry).
+/// axis. The sequence of floating-point operations is therefore the same for every chunking, so chunked sums are
+/// bitwise equal to the unchunked one. Per-probe results are kernels over (probe, output entry).
 
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
