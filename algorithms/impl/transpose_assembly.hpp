@@ -162,13 +162,13 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   std::size_t const na = out.extent(0), n_ub = out.extent(1) * out.extent(2);
   Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
-  constexpr std::size_t block = reduction_block_size_for<ExecutionSpace>();
+  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
   // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
   for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
     auto const out_slab = column_slab(a_ub, c0, c1);
-    for (std::size_t s = 0; s < rows; s += block) {
-      std::size_t const m = min_of(block, rows - s) * k1;
+    for (std::size_t s = 0; s < rows; s += block_size) {
+      std::size_t const m = min_of(block_size, rows - s) * k1;
       std::size_t const row = s * k1;
       matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
                      column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
