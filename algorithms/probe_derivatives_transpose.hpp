@@ -72,111 +72,143 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                       J3c(frame.outer_tt(i)));
   }
 
+  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
     std::size_t const rows = min_of(c, n_probes - s0);
-    auto r3 = [&](J3 j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
-    auto c3 = [&](J3 j, std::size_t width) { return J3c(j.data(), rows, j.extent(1), width); };
-    auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.transient[b].data(), rows, k1, p, q); };
-    auto kr4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.khatri_rao[b].data(), rows, k1, p, q); };
-    auto flat = [&](J4 j) { return J3(j.data(), rows, j.extent(1), j.extent(2) * j.extent(3)); };
+    // Views of rows [g.first, g.first + g.count) of the chunk's workspace jets (g: a row range, or the whole chunk).
+    auto r3 = [&](RowRange const& g, J3 j, std::size_t width) {
+      return J3(j.data() + g.first * j.extent(1) * width, g.count, j.extent(1), width);
+    };
+    auto c3 = [&](RowRange const& g, J3 j, std::size_t width) { return J3c(r3(g, j, width)); };
+    auto jet4 = [&](RowRange const& g, Scalar* data, std::size_t p, std::size_t q) {
+      return J4(data + g.first * k1 * p * q, g.count, k1, p, q);
+    };
+    auto t4 = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
+      return jet4(g, w.transient[b].data(), p, q);
+    };
+    auto kr4 = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
+      return jet4(g, w.khatri_rao[b].data(), p, q);
+    };
+    // Step (2) runs every core in one parallel region, and its Khatri-Rao jets are only read by the product that
+    // follows them. A range's rows there start at an offset that is the same for every core (its first row times the
+    // buffer's widest row), so a thread a core ahead of another never writes rows the other is still reading (with
+    // kr4 they would start at first * p * q, which moves with the core's shape).
+    auto kr4_per_range = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
+      return J4(w.khatri_rao[b].data() + g.first * k1 * w.khatri_rao_width, g.count, k1, p, q);
+    };
+    auto flat = [&](J4 j) { return J3(j.data(), j.extent(0), j.extent(1), j.extent(2) * j.extent(3)); };
     auto flat_c = [&](J4 j) { return J3c(flat(j)); };
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
+    RowRange const chunk{0, rows, 0};
 
-    // (1) Pack the chunk's probe pairs omega_i and residuals r_i (orders < K1) into contiguous jets, the operands of
-    //     block matrix products; xi_i = U_i omega_i; deta~_i = U_i r_i.
-    for (std::size_t i = 0; i < d; ++i) {
-      auto u = mat(frame.up_tucker(i).data(), nu[i], big_n[i]);
-      pack_probe_pair(space, "t3k::probe_derivatives_transpose::pack_probes", r3(w.omega[i], big_n[i]), ww[i], pp[i],
-                      int(s0));
-      apply_matrix(space, "t3k::probe_derivatives_transpose::xi", r3(w.xi[i], nu[i]), c3(w.omega[i], big_n[i]), u,
-                   MatrixSide::rows_out, false);
-      for (std::size_t t = 0; t < nt; ++t) {
-        pack_residual(space, "t3k::probe_derivatives_transpose::pack_residuals", r3(w.resid[t][i], big_n[i]),
-                      residual_entry(residuals[i], t), int(s0));
-        apply_matrix(space, "t3k::probe_derivatives_transpose::deta", r3(w.deta[t][i], nu[i]),
-                     c3(w.resid[t][i], big_n[i]), u, MatrixSide::rows_out, false);
+    // Steps (1) and (2) are per probe: each thread carries its row range through all of them in one parallel region
+    // (for_each_row_range_on_host_threads; device backends: the whole chunk).
+    for_each_row_range_on_host_threads(space, rows, block_size, [&](RowRange const& g) {
+      // (1) Pack the probe pairs omega_i and residuals r_i (orders < K1) into contiguous jets, the operands of
+      //     block matrix products; xi_i = U_i omega_i; deta~_i = U_i r_i.
+      int const first_probe = int(s0 + g.first);
+      for (std::size_t i = 0; i < d; ++i) {
+        auto u = mat(frame.up_tucker(i).data(), nu[i], big_n[i]);
+        pack_probe_pair(space, "t3k::probe_derivatives_transpose::pack_probes", r3(g, w.omega[i], big_n[i]), ww[i],
+                        pp[i], first_probe);
+        apply_matrix(space, "t3k::probe_derivatives_transpose::xi", r3(g, w.xi[i], nu[i]), c3(g, w.omega[i], big_n[i]),
+                     u, MatrixSide::rows_out, false);
+        for (std::size_t t = 0; t < nt; ++t) {
+          pack_residual(space, "t3k::probe_derivatives_transpose::pack_residuals", r3(g, w.resid[t][i], big_n[i]),
+                        residual_entry(residuals[i], t), first_probe);
+          apply_matrix(space, "t3k::probe_derivatives_transpose::deta", r3(g, w.deta[t][i], nu[i]),
+                       c3(g, w.resid[t][i], big_n[i]), u, MatrixSide::rows_out, false);
+        }
       }
-    }
-    // (2) Left to right, i = 0..d-2, by SPEC.md's adjoint recurrences as written: the Khatri-Rao jets first, then
-    //     one product with L_i each (inner dimension rL_i * nU_i; contracting mu[i] . L_i first and the jets after
-    //     would be a product with inner dimension rL_i and a pass over its rL_i * nU_i * rL_{i+1} output per jet):
-    //     mu[i+1] = (mu[i] ⊛ xi_i) . L_i; tau~[i+1] = (mu[i] ⋆ deta~_i + [i >= 1] xi_i ⋆ tau~[i]) . L_i
-    //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n). As a KhatriRaoTerm, x ⋆ y is {x, y, correlate_y_fixed}
-    //     or {y, x, correlate_v_fixed}, whichever puts the jet's two axes in the order of the core's.)
-    fill_ones_jet(space, r3(w.mu[0], 1));
-    for (std::size_t i = 0; i + 1 < d; ++i) {
-      auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
-      auto frame_kr = kr4(0, rl[i], nu[i]);
-      khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::mu_xi", frame_kr,
-                                   Term{c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::product}, Term{}, false,
-                                   "t3k::probe_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]), lmat,
-                                   MatrixSide::cols_out);
-      for (std::size_t t = 0; t < nt; ++t) {
-        auto tau_kr = kr4(1, rl[i], nu[i]);
-        khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::tau_kr", tau_kr,
-                                     Term{c3(w.mu[i], rl[i]), c3(w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed},
-                                     Term{c3(w.tau[t][i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::correlate_v_fixed},
-                                     i >= 1, "t3k::probe_derivatives_transpose::tau", r3(w.tau[t][i + 1], rl[i + 1]),
-                                     lmat, MatrixSide::cols_out);
+      // (2) Left to right, i = 0..d-2, by SPEC.md's adjoint recurrences as written: the Khatri-Rao jets first, then
+      //     one product with L_i each (inner dimension rL_i * nU_i; contracting mu[i] . L_i first and the jets after
+      //     would be a product with inner dimension rL_i and a pass over its rL_i * nU_i * rL_{i+1} output per jet):
+      //     mu[i+1] = (mu[i] ⊛ xi_i) . L_i; tau~[i+1] = (mu[i] ⋆ deta~_i + [i >= 1] xi_i ⋆ tau~[i]) . L_i
+      //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n). As a KhatriRaoTerm, x ⋆ y is {x, y, correlate_y_fixed}
+      //     or {y, x, correlate_v_fixed}, whichever puts the jet's two axes in the order of the core's.)
+      fill_ones_jet(space, r3(g, w.mu[0], 1));
+      for (std::size_t i = 0; i + 1 < d; ++i) {
+        auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
+        khatri_rao_then_apply_matrix(
+            space, "t3k::probe_derivatives_transpose::mu_xi", kr4_per_range(g, 0, rl[i], nu[i]),
+            Term{c3(g, w.mu[i], rl[i]), c3(g, w.xi[i], nu[i]), JetPairing::product}, Term{}, false,
+            "t3k::probe_derivatives_transpose::mu", r3(g, w.mu[i + 1], rl[i + 1]), lmat, MatrixSide::cols_out);
+        for (std::size_t t = 0; t < nt; ++t) {
+          khatri_rao_then_apply_matrix(
+              space, "t3k::probe_derivatives_transpose::tau_kr", kr4_per_range(g, 1, rl[i], nu[i]),
+              Term{c3(g, w.mu[i], rl[i]), c3(g, w.deta[t][i], nu[i]), JetPairing::correlate_y_fixed},
+              Term{c3(g, w.tau[t][i], rl[i]), c3(g, w.xi[i], nu[i]), JetPairing::correlate_v_fixed}, i >= 1,
+              "t3k::probe_derivatives_transpose::tau", r3(g, w.tau[t][i + 1], rl[i + 1]), lmat, MatrixSide::cols_out);
+        }
       }
-    }
+      fill_ones_jet(space, r3(g, w.nu[d], 1));
+    });
     // (3) Right to left, i = d-1..0, each core finished on the way: N = xi_i ⊛ nu[i+1] and
     //     S = nu[i+1] ⋆ deta~_i + [i <= d-2] xi_i ⋆ sigma~[i+1] give nu[i] = R_i . N and sigma~[i] = R_i . S
     //     (i >= 1) and are also the operands of the H~_i assembly (assemble_tt_summed); then eta_i, dxi~_i and V~_i.
-    fill_ones_jet(space, r3(w.nu[d], 1));
+    //     The per-probe part of each (core, residual) runs on row ranges as above; the assembly sums over the whole
+    //     chunk after it.
     for (std::size_t i = d; i-- > 0;) {
       bool const has_right = i + 1 < d;
       bool const has_left = i >= 1;
       auto rmat = mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]);
-      auto frame_kr = kr4(0, nu[i], rr[i + 1]);
-      if (has_left) {
-        khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::xi_nu", frame_kr,
-                                     Term{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product}, Term{},
-                                     false, "t3k::probe_derivatives_transpose::nu", r3(w.nu[i], rr[i]), rmat,
-                                     MatrixSide::rows_out);
-      }
-      // eta_i = E ⊛_b nu[i+1] with E = mu[i] . O_i; F = O_i . nu[i+1] for dxi~_i. E has axes (b, o) (a product
-      // with O_i permuted to (a, b, o)), so that eta_i and dxi~_i sum over b with contiguous outputs o: the axpy form
-      // of contract_jets, vectorized over o, rather than one dot product over b per o.
-      auto em = t4(0, rr[i + 1], no[i]);
-      apply_matrix(space, "t3k::probe_derivatives_transpose::mu_o", flat(em), c3(w.mu[i], rl[i]),
-                   mat(w.outer_by_right[i].data(), rl[i], rr[i + 1] * no[i]), MatrixSide::cols_out, false);
-      contract_jets(space, "t3k::probe_derivatives_transpose::eta", r3(w.eta, no[i]), J4c(em), ContractAxis::first,
-                    c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
-      auto fm = t4(1, rl[i], no[i]);
-      if (has_left) {
-        apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
-                     mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
-      }
       for (std::size_t t = 0; t < nt; ++t) {
-        auto sigma_kr = kr4(1, nu[i], rr[i + 1]);
-        Term const deta_nu{c3(w.deta[t][i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed};
-        Term const xi_sigma{c3(w.xi[i], nu[i]), c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed};
-        if (has_left) {
-          khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma,
-                                       has_right, "t3k::probe_derivatives_transpose::sigma", r3(w.sigma[t][i], rr[i]),
-                                       rmat, MatrixSide::rows_out);
-        } else {
-          khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma, has_right);
-        }
-        // dxi~_i = [i <= d-2] E ⋆_b sigma~[i+1] + [i >= 1] F ⋆_a tau~[i], orders < Kl.
-        auto dxi = r3(w.dxi, no[i]);
-        if (has_right) {
-          contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(em), ContractAxis::first,
-                        c3(w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed, false);
-        }
-        if (has_left) {
-          contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(fm), ContractAxis::first,
-                        c3(w.tau[t][i], rl[i]), JetPairing::correlate_y_fixed, has_right);
-        }
-        if (!has_left && !has_right) Kokkos::deep_copy(space, dxi, Scalar(0));  // d = 1: V enters z only
-        J3c const tau_i = has_left ? c3(w.tau[t][i], rl[i]) : J3c();
+        for_each_row_range_on_host_threads(space, rows, block_size, [&](RowRange const& g) {
+          // eta_i = E ⊛_b nu[i+1] with E = mu[i] . O_i; F = O_i . nu[i+1] for dxi~_i. E has axes (b, o) (a product
+          // with O_i permuted to (a, b, o)), so that eta_i and dxi~_i sum over b with contiguous outputs o: the axpy
+          // form of contract_jets, vectorized over o, rather than one dot product over b per o.
+          auto em = t4(g, 0, rr[i + 1], no[i]);
+          auto fm = t4(g, 1, rl[i], no[i]);
+          if (t == 0) {
+            if (has_left) {
+              khatri_rao_then_apply_matrix(
+                  space, "t3k::probe_derivatives_transpose::xi_nu", kr4(g, 0, nu[i], rr[i + 1]),
+                  Term{c3(g, w.xi[i], nu[i]), c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::product}, Term{}, false,
+                  "t3k::probe_derivatives_transpose::nu", r3(g, w.nu[i], rr[i]), rmat, MatrixSide::rows_out);
+            }
+            apply_matrix(space, "t3k::probe_derivatives_transpose::mu_o", flat(em), c3(g, w.mu[i], rl[i]),
+                         mat(w.outer_by_right[i].data(), rl[i], rr[i + 1] * no[i]), MatrixSide::cols_out, false);
+            contract_jets(space, "t3k::probe_derivatives_transpose::eta", r3(g, w.eta, no[i]), J4c(em),
+                          ContractAxis::first, c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
+            if (has_left) {
+              apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(g, w.nu[i + 1], rr[i + 1]),
+                           mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
+            }
+          }
+          auto sigma_kr = kr4(g, 1, nu[i], rr[i + 1]);
+          Term const deta_nu{c3(g, w.deta[t][i], nu[i]), c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed};
+          Term const xi_sigma{c3(g, w.xi[i], nu[i]), c3(g, w.sigma[t][i + 1], rr[i + 1]),
+                              JetPairing::correlate_y_fixed};
+          if (has_left) {
+            khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu,
+                                         xi_sigma, has_right, "t3k::probe_derivatives_transpose::sigma",
+                                         r3(g, w.sigma[t][i], rr[i]), rmat, MatrixSide::rows_out);
+          } else {
+            khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma,
+                            has_right);
+          }
+          // dxi~_i = [i <= d-2] E ⋆_b sigma~[i+1] + [i >= 1] F ⋆_a tau~[i], orders < Kl.
+          auto dxi = r3(g, w.dxi, no[i]);
+          if (has_right) {
+            contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(em), ContractAxis::first,
+                          c3(g, w.sigma[t][i + 1], rr[i + 1]), JetPairing::correlate_y_fixed, false);
+          }
+          if (has_left) {
+            contract_jets(space, "t3k::probe_derivatives_transpose::dxi", dxi, J4c(fm), ContractAxis::first,
+                          c3(g, w.tau[t][i], rl[i]), JetPairing::correlate_y_fixed, has_right);
+          }
+          if (!has_left && !has_right) fill_zero_jet(space, dxi);  // d = 1: V enters z only
+        });
+        J3c const tau_i = has_left ? c3(chunk, w.tau[t][i], rl[i]) : J3c();
+        J3c const sigma_kr = flat_c(kr4(chunk, 1, nu[i], rr[i + 1]));
+        J3c const frame_kr = flat_c(kr4(chunk, 0, nu[i], rr[i + 1]));
+        J3c const dxi = c3(chunk, w.dxi, no[i]);
         if (summed) {
           auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-          assemble_tucker_summed(space, out_v, c3(w.eta, no[i]), c3(w.resid[t][i], big_n[i]), J3c(dxi),
-                                 c3(w.omega[i], big_n[i]));
-          assemble_tt_summed(space, out_h, c3(w.mu[i], rl[i]), flat_c(sigma_kr), tau_i, flat_c(frame_kr), has_left);
+          assemble_tucker_summed(space, out_v, c3(chunk, w.eta, no[i]), c3(chunk, w.resid[t][i], big_n[i]), dxi,
+                                 c3(chunk, w.omega[i], big_n[i]));
+          assemble_tt_summed(space, out_h, c3(chunk, w.mu[i], rl[i]), sigma_kr, tau_i, frame_kr, has_left);
         } else {
           auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
                                        Kokkos::ALL);
@@ -184,9 +216,8 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                                        Kokkos::ALL, Kokkos::ALL);
           auto r_t = residual_entry(residuals[i], t);
           TuckerAssembly<ExecutionSpace, Scalar, Mem, ProbeView, decltype(r_t)> tucker{
-              c3(w.eta, no[i]), J3c(dxi), ww[i], pp[i], r_t, s0};
-          TtAssembly<ExecutionSpace, Scalar, Mem> tt{c3(w.mu[i], rl[i]), tau_i, flat_c(sigma_kr), flat_c(frame_kr),
-                                                     has_left};
+              c3(chunk, w.eta, no[i]), dxi, ww[i], pp[i], r_t, s0};
+          TtAssembly<ExecutionSpace, Scalar, Mem> tt{c3(chunk, w.mu[i], rl[i]), tau_i, sigma_kr, frame_kr, has_left};
           tucker.per_probe(space, out_v, s0);
           tt.per_probe(space, out_h, s0);
         }

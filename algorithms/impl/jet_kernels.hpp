@@ -315,8 +315,8 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
   if (rows == 0 || lo == 0 || n_out == 0) return;
   bool const first = axis == ContractAxis::first;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo),
+    parallel_for_rows(
+        space, label, rows * lo,
         ContractJetsRows<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, first, accumulate});
     return;
   }
@@ -423,8 +423,8 @@ void khatri_rao_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar
   T3K_DEBUG_ASSERT(n_terms < 2 || (second.a.extent(2) == out.extent(2) && second.b.extent(2) == out.extent(3)));
   if (rows == 0 || lo == 0 || nx * ny == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * lo),
-                         KhatriRaoJetsRows<Scalar, MemorySpace>{out, first, second, n_terms, lo, nx, ny});
+    parallel_for_rows(space, label, rows * lo,
+                      KhatriRaoJetsRows<Scalar, MemorySpace>{out, first, second, n_terms, lo, nx, ny});
     return;
   }
   Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, nx * ny}),
@@ -496,17 +496,17 @@ template <class ExecutionSpace, class EntryFunctor>
 void for_each_jet_entry(ExecutionSpace const& space, char const* label, int rows, int l, int n, EntryFunctor const& f) {
   if (rows == 0 || l == 0 || n == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * l),
-                         JetRowsOf<EntryFunctor>{f, l, n});
+    parallel_for_rows(space, label, rows * l, JetRowsOf<EntryFunctor>{f, l, n});
   } else {
     Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, l, n}), f);
   }
 }
 
 template <class Scalar, class MemorySpace>
-struct FillOnesEntry {
+struct FillJetEntry {
   Jet3<Scalar, MemorySpace> out;
-  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = k == 0 ? Scalar(1) : Scalar(0); }
+  Scalar order_zero;
+  KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int x) const { out(s, k, x) = k == 0 ? order_zero : Scalar(0); }
 };
 
 template <class Scalar, class MemorySpace, class ProbeView>
@@ -531,7 +531,14 @@ struct PackResidualEntry {
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void fill_ones_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
   for_each_jet_entry(space, "t3k::fill_ones_jet", int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
-                     FillOnesEntry<Scalar, MemorySpace>{out});
+                     FillJetEntry<Scalar, MemorySpace>{out, Scalar(1)});
+}
+
+/// A jet of zeros.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void fill_zero_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
+  for_each_jet_entry(space, "t3k::fill_zero_jet", int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
+                     FillJetEntry<Scalar, MemorySpace>{out, Scalar(0)});
 }
 
 /// Packs rows s0.. of a probe pair into a contiguous linear jet: out[s,0,:] = w(s0+s,:), out[s,1,:] = p(s0+s,:)
@@ -761,9 +768,9 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
   int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, rows * n_orders),
-                         WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n_orders, n,
-                                                                             n1, n2});
+    parallel_for_rows(
+        space, label, rows * n_orders,
+        WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n_orders, n, n1, n2});
   } else {
     for_each_jet_entry(space, label, rows, n_orders, n,
                        WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});

@@ -29,6 +29,8 @@ struct TransposeWorkspace {
   /// [1] the current residual's (the jets whose products with L_i and R_i give tau~ and sigma~), the operands of the
   /// sweeps' products and of the TT assembly.
   std::array<Flat, 2> khatri_rao;
+  /// Entries per probe row and order that each Khatri-Rao buffer holds: the widest core's (rL nU or nU rR1).
+  std::size_t khatri_rao_width = 1;
 };
 
 /// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks; used by the counting pass (the
@@ -71,6 +73,7 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   for (auto& buffer : w.transient) buffer = arena.take1(sweep, rows * std::size_t(k1) * transient);
   auto const assembly = WorkspaceCategory::assembly;
   for (auto& buffer : w.khatri_rao) buffer = arena.take1(assembly, rows * std::size_t(k1) * khatri_rao);
+  w.khatri_rao_width = khatri_rao;
   for (std::size_t i = 0; i < d; ++i) {
     w.outer_by_right.push_back(arena.take3(WorkspaceCategory::fixed, rl[i], rr[i + 1], no[i]));
   }

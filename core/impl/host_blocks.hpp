@@ -1,6 +1,7 @@
 #pragma once
 /// \file host_blocks.hpp
-/// Whole block products, and column slabs of summed products, spread over the threads of a host execution space.
+/// Whole block products, column slabs of summed products, and row ranges of per-probe steps, spread over the threads
+/// of a host execution space.
 ///
 /// The host sweeps do their core contractions as one BLAS product per block of probes (jet_kernels.hpp,
 /// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at issue 8's J^T
@@ -80,6 +81,72 @@ void for_each_block_on_host_threads(ExecutionSpace const& space, int n_blocks, B
 #endif
   }
   for (int b = 0; b < n_blocks; ++b) body(b);
+}
+
+/// Rows [first, first + count) of a chunk: the range_index-th range for_each_row_range_on_host_threads hands out.
+struct RowRange {
+  std::size_t first = 0, count = 0;
+  int range_index = 0;
+};
+
+/// Whether the calling thread is inside a row range of for_each_row_range_on_host_threads (set for the range's
+/// duration, on that thread only).
+inline bool& inside_row_range() {
+  static thread_local bool inside = false;
+  return inside;
+}
+
+/// Runs body(range) over row ranges that partition [0, rows): where for_each_block_on_host_threads spreads work on
+/// `space`, one contiguous range of whole blocks of `block_size` rows per thread, all in one parallel region;
+/// otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover the whole
+/// chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of steps,
+/// each step a kernel or a block product on its rows, instead of every step being a parallel region that all threads
+/// enter and leave (at issue 8's J^T shape ~140 regions per 128-probe pass, 17% of two-thread time spent waiting in
+/// them: perf/README.md, "Row ranges per thread"). Every range starts on a block, so the block products inside see
+/// the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the bits do not
+/// change. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread (parallel_for_rows):
+/// Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex, and both 3.4 and
+/// 4.x would run them on the calling thread anyway. The ranges (range_index < block_threads(space)) depend only on
+/// rows, block_size and the thread count. The body must write disjoint data per range and must not throw; a buffer
+/// that steps of different shapes share must place a range's rows at an offset none of them changes (the threads are
+/// at different steps at the same time).
+/// **Blocking:** yes.
+template <class ExecutionSpace, class Body>
+void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t rows, std::size_t block_size,
+                                        Body const& body) {
+  if (rows == 0) return;
+  if (spreads_blocks_over_threads(space)) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+    std::size_t const n_blocks = (rows + block_size - 1) / block_size;
+    std::size_t const concurrency = std::size_t(space.concurrency());
+    // At least two threads for a lone block, as for_each_block_on_host_threads: the BLAS must run single-threaded.
+    int const threads = int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
+#pragma omp parallel num_threads(threads)
+    {
+      std::size_t const t = std::size_t(omp_get_thread_num()), nt = std::size_t(omp_get_num_threads());
+      std::size_t const first = n_blocks * t / nt * block_size;
+      std::size_t const last = min_of(rows, n_blocks * (t + 1) / nt * block_size);
+      if (first < last) {
+        inside_row_range() = true;
+        body(RowRange{first, last - first, int(t)});
+        inside_row_range() = false;
+      }
+    }
+    return;
+#endif
+  }
+  body(RowRange{0, rows, 0});
+}
+
+/// Kokkos::parallel_for(label, RangePolicy<ExecutionSpace>(space, 0, n), f) for the host kernels of the sweeps, or,
+/// inside a row range of for_each_row_range_on_host_threads, the same loop in order on the calling thread.
+template <class ExecutionSpace, class Functor>
+void parallel_for_rows(ExecutionSpace const& space, char const* label, int n, Functor const& f) {
+  if (inside_row_range()) {
+    for (int i = 0; i < n; ++i) f(i);
+    return;
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), f);
 }
 
 /// Narrowest column slab for_each_column_slab_on_host_threads hands a thread, and the multiple its slab edges fall
