@@ -50,6 +50,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
   }
   for (auto e : r) r_max = max_of(r_max, e);
   std::size_t const big_n_max = max_element_or(x.mode_shapes(), 1);
+  std::size_t const threads = block_threads(space);
   auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views v;
     auto const cat = WorkspaceCategory::sweep;
@@ -58,27 +59,32 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     v.mu = arena.take3(cat, c, k1, r_max);
     v.mu_next = arena.take3(cat, c, k1, r_max);
     v.eta = arena.take3(cat, c, k1, n_max);
-    v.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c), kl, big_n_max);
+    v.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c, threads), kl, big_n_max);
     v.transient = arena.take1(cat, c * k1 * transient_size);
     return v;
   };
   std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
   auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace",
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
-  Views& v = built.first;
+  Views const& v = built.first;
 
-  for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
-    std::size_t const rows = min_of(c, n_probes - s0);
-    auto rows_of = [&](Jet3<Scalar, Mem> j, std::size_t width) {
-      return Jet3<Scalar, Mem>(j.data(), rows, j.extent(1), width);
-    };
+  // The chunk a pass works on starts at probe s0.
+  std::size_t s0 = 0;
+  // Every step is per probe: each thread carries its row range of the chunk through the whole sweep in one
+  // parallel region (for_each_row_range_on_host_threads; one range of the whole chunk on device backends and one
+  // thread). Buffers that the steps lay out by their own widths (mu, eta, the transient products) are seen through
+  // range_rows, at offsets no step changes.
+  auto pass = [&](RowRange const& g) {
+    int const first_probe = int(s0 + g.first);
+    auto rows_of = [&](Jet3<Scalar, Mem> const& j, std::size_t width) { return range_rows(j, g, width); };
     auto transient4 = [&](std::size_t p, std::size_t q) {
-      return Jet4<Scalar, Mem>(v.transient.data(), rows, k1, p, q);
+      return range_rows<Scalar, Mem>(v.transient.data(), k1 * transient_size, g, k1, p, q);
     };
+    Jet3<Scalar, Mem> mu = v.mu, mu_next = v.mu_next;  // swapped per range, not in the shared workspace
     for (std::size_t i = 0; i < d; ++i) {
       auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
-      apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], int(s0),
-                          v.pack);
+      apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], first_probe,
+                          probe_pack_slot(v.pack, g));
     }
     // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
@@ -95,32 +101,36 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
       }
       auto dmat = transient4(r[i], n[i]);
       apply_matrix(space, "t3k::probe_derivatives::core_times_nu",
-                   Jet3<Scalar, Mem>(dmat.data(), rows, k1, r[i] * n[i]),
+                   Jet3<Scalar, Mem>(dmat.data(), g.count, k1, r[i] * n[i]),
                    Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
                    as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i] * n[i], r[i + 1]), MatrixSide::rows_out, false);
       contract_jets(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]), Jet4<Scalar const, Mem>(dmat),
                     ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
     }
     // Left-to-right: E_i = mu[i] . G_i, eta_i = E_i * nu[i+1], z_i = U_i^T eta_i, mu[i+1] = E_i * xi_i.
-    fill_ones_jet(space, rows_of(v.mu, r[0]));
+    fill_ones_jet(space, rows_of(mu, r[0]));
     for (std::size_t i = 0; i < d; ++i) {
       auto emat = transient4(n[i], r[i + 1]);
       apply_matrix(space, "t3k::probe_derivatives::mu_times_core",
-                   Jet3<Scalar, Mem>(emat.data(), rows, k1, n[i] * r[i + 1]),
-                   Jet3<Scalar const, Mem>(rows_of(v.mu, r[i])),
+                   Jet3<Scalar, Mem>(emat.data(), g.count, k1, n[i] * r[i + 1]),
+                   Jet3<Scalar const, Mem>(rows_of(mu, r[i])),
                    as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::cols_out, false);
       contract_jets(space, "t3k::probe_derivatives::eta", rows_of(v.eta, n[i]), Jet4<Scalar const, Mem>(emat),
                     ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])), JetPairing::product,
                     false);
       auto u = as_matrix<Scalar, Mem>(x.tucker_core(i).data(), n[i], x.mode_shapes()[i]);
-      write_probe_jets(space, "t3k::probe_derivatives::z", z[i], int(s0), int(rows), u,
+      write_probe_jets(space, "t3k::probe_derivatives::z", z[i], first_probe, int(g.count), u,
                        Jet3<Scalar const, Mem>(rows_of(v.eta, n[i])), u, Jet3<Scalar const, Mem>());
       if (i + 1 < d) {
-        contract_jets(space, "t3k::probe_derivatives::mu", rows_of(v.mu_next, r[i + 1]), Jet4<Scalar const, Mem>(emat),
+        contract_jets(space, "t3k::probe_derivatives::mu", rows_of(mu_next, r[i + 1]), Jet4<Scalar const, Mem>(emat),
                       ContractAxis::first, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
-        std::swap(v.mu, v.mu_next);
+        std::swap(mu, mu_next);
       }
     }
+  };
+  for (; s0 < n_probes; s0 += c) {
+    for_each_row_range_on_host_threads(space, min_of(c, n_probes - s0), reduction_block_size_for<ExecutionSpace>(),
+                                       pass);
   }
 }
 

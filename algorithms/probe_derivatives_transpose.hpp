@@ -75,7 +75,8 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
     std::size_t const rows = min_of(c, n_probes - s0);
-    // Views of rows [g.first, g.first + g.count) of the chunk's workspace jets (g: a row range, or the whole chunk).
+    // Rows [g.first, g.first + g.count) of the chunk's workspace jets (g: a row range, or the whole chunk) where the
+    // chunk's layout for these widths puts them, so that the whole-chunk assembly of step (3) reads what ranges wrote.
     auto r3 = [&](RowRange const& g, J3 j, std::size_t width) {
       return J3(j.data() + g.first * j.extent(1) * width, g.count, j.extent(1), width);
     };
@@ -90,11 +91,10 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       return jet4(g, w.khatri_rao[b].data(), p, q);
     };
     // Step (2) runs every core in one parallel region, and its Khatri-Rao jets are only read by the product that
-    // follows them. A range's rows there start at an offset that is the same for every core (its first row times the
-    // buffer's widest row), so a thread a core ahead of another never writes rows the other is still reading (with
-    // kr4 they would start at first * p * q, which moves with the core's shape).
+    // follows them: there they are seen through range_rows, at offsets no core's shape changes (kr4 puts a range's
+    // rows where the whole-chunk assembly of step (3) reads them, which moves with the core).
     auto kr4_per_range = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
-      return J4(w.khatri_rao[b].data() + g.first * k1 * w.khatri_rao_width, g.count, k1, p, q);
+      return range_rows<Scalar, Mem>(w.khatri_rao[b].data(), k1 * w.khatri_rao_width, g, k1, p, q);
     };
     auto flat = [&](J4 j) { return J3(j.data(), j.extent(0), j.extent(1), j.extent(2) * j.extent(3)); };
     auto flat_c = [&](J4 j) { return J3c(flat(j)); };

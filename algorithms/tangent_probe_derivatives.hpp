@@ -54,6 +54,7 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     J3 eta, deta, pack;
     std::array<Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>, 3> t;
   };
+  std::size_t const threads = block_threads(space);
   auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views w;
     auto const cat = WorkspaceCategory::sweep;
@@ -70,21 +71,32 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     }
     w.eta = arena.take3(cat, c, k1, vec_max);
     w.deta = arena.take3(cat, c, k1, vec_max);
-    w.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c), kl, impl::max_element_or(big_n, 1));
+    w.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c, threads), kl, impl::max_element_or(big_n, 1));
     for (auto& buffer : w.t) buffer = arena.take1(cat, c * k1 * transient);
     return w;
   };
   std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
   auto built = build_workspace<Scalar, Mem>(space, "t3k::tangent_probe_derivatives::workspace",
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
-  Views& w = built.first;
+  Views const& w = built.first;
 
-  for (std::size_t s0 = 0; s0 < n_probes; s0 += c) {
-    std::size_t const rows = min_of(c, n_probes - s0);
-    auto r3 = [&](J3 j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
-    auto c3 = [&](J3 j, std::size_t width) { return J3c(j.data(), rows, j.extent(1), width); };
-    auto t4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.t[b].data(), rows, k1, p, q); };
-    auto flat = [&](J4 j) { return J3(j.data(), rows, k1, j.extent(2) * j.extent(3)); };
+  // The chunk a pass works on starts at probe s0.
+  std::size_t s0 = 0;
+  // Every step is per probe: each thread carries its row range of the chunk through the whole sweep in one
+  // parallel region (for_each_row_range_on_host_threads; one range of the whole chunk on device backends and one
+  // thread). Buffers that the steps lay out by their own widths (eta, deta, sigma, the transient products) are seen
+  // through range_rows, at offsets no step changes.
+  auto pass = [&](RowRange const& g) {
+    int const first_probe = int(s0 + g.first);
+    auto r3 = [&](J3 const& j, std::size_t width) { return range_rows(j, g, width); };
+    auto c3 = [&](J3 const& j, std::size_t width) { return J3c(range_rows(j, g, width)); };
+    auto t4 = [&](int b, std::size_t p, std::size_t q) {
+      return range_rows<Scalar, Mem>(w.t[b].data(), k1 * transient, g, k1, p, q);
+    };
+    auto flat = [&](J4 j) { return J3(j.data(), j.extent(0), k1, j.extent(2) * j.extent(3)); };
+    // sigma of the current edge and of the next, swapped per range (not in the shared workspace).
+    std::vector<J3> const* sigma = &w.sigma;
+    std::vector<J3> const* sigma_next = &w.sigma_next;
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
     auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
     auto v_of = [&](std::size_t t, std::size_t i) { return v.tucker[i].data() + t * no[i] * big_n[i]; };
@@ -92,10 +104,11 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i.
     for (std::size_t i = 0; i < d; ++i) {
       apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::xi", r3(w.xi[i], nu[i]),
-                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], int(s0), w.pack);
+                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], first_probe,
+                          probe_pack_slot(w.pack, g));
       for (std::size_t t = 0; t < nt; ++t) {
         apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::dxi", r3(w.dxi[t][i], no[i]),
-                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], int(s0), w.pack);
+                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], first_probe, probe_pack_slot(w.pack, g));
       }
     }
     // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
@@ -173,7 +186,7 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
         apply_matrix(space, "t3k::tangent_probe_derivatives::mu_h", flat(am), c3(w.mu[i], rl[i]),
                      mat(h_of(t, i), rl[i], nu[i] * rr[i + 1]), MatrixSide::cols_out, false);
         if (i >= 1) {
-          apply_matrix(space, "t3k::tangent_probe_derivatives::sigma_r", flat(am), c3(w.sigma[t], rr[i]),
+          apply_matrix(space, "t3k::tangent_probe_derivatives::sigma_r", flat(am), c3((*sigma)[t], rr[i]),
                        mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::cols_out, true);
         }
         contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(am), ContractAxis::second,
@@ -181,22 +194,26 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
         if (has_right) {
           contract_jets(space, "t3k::tangent_probe_derivatives::deta", r3(w.deta, nu[i]), J4c(cm), ContractAxis::second,
                         c3(w.tau[t][i + 1], rl[i + 1]), JetPairing::product, true);
-          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(am),
+          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3((*sigma_next)[t], rr[i + 1]), J4c(am),
                         ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
-          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3(w.sigma_next[t], rr[i + 1]), J4c(em),
+          contract_jets(space, "t3k::tangent_probe_derivatives::sigma", r3((*sigma_next)[t], rr[i + 1]), J4c(em),
                         ContractAxis::first, c3(w.dxi[t][i], no[i]), JetPairing::product, true);
         }
         auto zt = Kokkos::subview(z[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
-        write_probe_jets(space, "t3k::tangent_probe_derivatives::z", zt, int(s0), int(rows),
+        write_probe_jets(space, "t3k::tangent_probe_derivatives::z", zt, first_probe, int(g.count),
                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), c3(w.deta, nu[i]),
                          mat(v_of(t, i), no[i], big_n[i]), c3(w.eta, no[i]));
       }
       if (has_right) {
         contract_jets(space, "t3k::tangent_probe_derivatives::mu", r3(w.mu[i + 1], rl[i + 1]), J4c(cm),
                       ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
-        std::swap(w.sigma, w.sigma_next);
+        std::swap(sigma, sigma_next);
       }
     }
+  };
+  for (; s0 < n_probes; s0 += c) {
+    for_each_row_range_on_host_threads(space, min_of(c, n_probes - s0), reduction_block_size_for<ExecutionSpace>(),
+                                       pass);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -489,6 +490,86 @@ void column_slabs_partition_the_columns() {
   }
 }
 
+// for_each_row_range_on_host_threads partitions the rows into contiguous ranges of whole blocks, each visited once,
+// range t starting at or after block t (what probe_pack_slot relies on), at most one per thread; one range of all rows
+// where it does not spread work. Inside a range parallel_for_rows runs on the calling thread; outside it does not.
+template <class C>
+void row_ranges_partition_the_rows() {
+  typename C::execution_space space;
+  std::size_t const block = t3k::reduction_block_size;
+  std::size_t const threads = t3k::impl::block_threads(space);
+  for (std::size_t const rows :
+       {std::size_t(0), std::size_t(1), block, block + 1, 2 * block, 3 * block + 10, 64 * block + 3}) {
+    std::vector<int> visits(rows, 0);
+    std::vector<t3k::impl::RowRange> ranges;
+    std::mutex ranges_mutex;
+    bool inside_everywhere = true;
+    t3k::impl::for_each_row_range_on_host_threads(space, rows, block, [&](t3k::impl::RowRange const& g) {
+      for (std::size_t s = g.first; s < g.first + g.count; ++s) ++visits[s];
+      // parallel_for_rows inside a range: every index on this thread.
+      std::vector<std::thread::id> ids(3);
+      t3k::impl::parallel_for_rows(space, "test::inside", 3,
+                                   [&](int i) { ids[std::size_t(i)] = std::this_thread::get_id(); });
+      std::lock_guard<std::mutex> lock(ranges_mutex);
+      ranges.push_back(g);
+      for (auto const& id : ids) inside_everywhere = inside_everywhere && id == std::this_thread::get_id();
+    });
+    EXPECT_EQ(visits, std::vector<int>(rows, 1)) << rows << " rows";
+    EXPECT_TRUE(inside_everywhere) << rows << " rows";
+    EXPECT_FALSE(t3k::impl::inside_row_range());
+    if (rows == 0) continue;
+    std::size_t const n_blocks = (rows + block - 1) / block;
+    EXPECT_LE(ranges.size(), std::max<std::size_t>(1, std::min(threads, n_blocks))) << rows << " rows";
+    if (threads == 1) {
+      EXPECT_EQ(ranges.size(), 1u);
+    }
+    for (auto const& g : ranges) {
+      EXPECT_EQ(g.first % block, 0u) << rows << " rows: range " << g.range_index << " at " << g.first;
+      EXPECT_TRUE(g.first + g.count == rows || g.count % block == 0) << rows << " rows: range " << g.range_index;
+      EXPECT_GE(g.first, std::size_t(g.range_index) * block) << rows << " rows: range " << g.range_index;
+      EXPECT_LT(std::size_t(g.range_index), std::max<std::size_t>(threads, 1)) << rows << " rows";
+    }
+  }
+}
+
+// range_rows: the rows of disjoint ranges never share an entry, whatever widths (up to the capacity) two steps lay
+// them out with, and the whole chunk is the chunk's own layout for each width.
+template <class C>
+void range_rows_of_disjoint_ranges_never_overlap() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  std::size_t const rows = 200, coeffs = 3, capacity = 8;
+  t3k::impl::Jet3<S, Mem> const j(reinterpret_cast<S*>(std::uintptr_t(4096)), rows, coeffs,
+                                  capacity);  // addresses only
+  std::vector<t3k::impl::RowRange> const ranges{{0, 64, 0}, {64, 64, 1}, {128, 72, 2}};
+  auto span = [&](t3k::impl::RowRange const& g, std::size_t width) {
+    auto v = t3k::impl::range_rows(j, g, width);
+    EXPECT_EQ(v.stride(0), coeffs * width);
+    return std::make_pair(v.data(), v.data() + g.count * coeffs * width);
+  };
+  for (std::size_t a = 0; a < ranges.size(); ++a) {
+    for (std::size_t b = 0; b < ranges.size(); ++b) {
+      if (a == b) continue;
+      for (std::size_t wa = 1; wa <= capacity; ++wa) {
+        for (std::size_t wb = 1; wb <= capacity; ++wb) {
+          auto const x = span(ranges[a], wa), y = span(ranges[b], wb);
+          EXPECT_TRUE(x.second <= y.first || y.second <= x.first)
+              << "ranges " << a << ", " << b << " at widths " << wa << ", " << wb;
+        }
+      }
+    }
+  }
+  for (std::size_t width = 1; width <= capacity; ++width) {
+    auto const whole = t3k::impl::range_rows(j, t3k::impl::RowRange{0, rows, 0}, width);
+    EXPECT_EQ(whole.data(), j.data());
+    EXPECT_EQ(whole.extent(0), rows);
+    EXPECT_EQ(whole.stride(0), coeffs * width);
+  }
+  auto const flat = t3k::impl::range_rows<S, Mem>(j.data(), coeffs * capacity, ranges[1], coeffs, 2, 4);
+  EXPECT_EQ(flat.data(), j.data() + 64 * coeffs * capacity);
+  EXPECT_EQ(flat.extent(0), 64u);
+}
+
 // The summed products of the gradient assembly in column slabs: for each slab [c0, c1) of C (m x n) and B (k x n),
 // C[:, c0:c1] += A^T B[:, c0:c1] over several blocks in turn (the matrices strided Views, which the BLAS takes with
 // their leading dimension), against the brute-force reference: every column is accumulated once per block, and
@@ -547,6 +628,14 @@ TYPED_TEST(MatrixProductTest, ApplyMatrixMatchesDefinitionAndSingleBlocks) {
   apply_matrix_matches_definition_and_single_blocks<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, HostBlocksRunEachBlockOnce) { host_blocks_run_each_block_once<TypeParam>(); }
+TYPED_TEST(MatrixProductTest, RowRangesPartitionTheRows) {
+  if constexpr (t3k::impl::runs_on_host<typename TypeParam::execution_space>()) {
+    row_ranges_partition_the_rows<TypeParam>();
+  }
+}
+TYPED_TEST(MatrixProductTest, RangeRowsOfDisjointRangesNeverOverlap) {
+  range_rows_of_disjoint_ranges_never_overlap<TypeParam>();
+}
 TYPED_TEST(MatrixProductTest, MatchesBruteForceReference) { product_matches_reference<TypeParam, false>(); }
 TYPED_TEST(MatrixProductTest, PlainKernelMatchesBruteForceReference) { product_matches_reference<TypeParam, true>(); }
 

@@ -365,7 +365,9 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
     space.fence();
     return tracker.peak(Mem().name());
   };
-  std::size_t const b = block_of<C>();
+  // The workspace is affine in the rows from one block per row range on (below it the probe pack buffer grows by a
+  // block per range): measure the bytes per row there.
+  std::size_t const b = block_of<C>() * t3k::impl::block_threads(space);
   std::size_t const per_row = (peak(t3k::ChunkSize::of(2 * b)) - peak(t3k::ChunkSize::of(b))) / b;
   ASSERT_GT(per_row, 0u);
   std::size_t const expected_rows =

@@ -278,6 +278,40 @@ void into_forms_overwrite_caller_arrays() {
   EXPECT_THROW(t3k::probe_derivatives_into(space, x, ww, pp, 1, short_jets), t3k::DimensionMismatch);
 }
 
+// Probe rows that are not one contiguous matrix (LayoutLeft here) are packed block by block into a buffer with one
+// block per thread's row range: probes over several ranges at once (one pass) equal those of one block per pass
+// bitwise, and the contiguous probes' values (which skip the packing) to rounding.
+template <class C>
+void strided_probes_match_contiguous() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using Strided = Kokkos::View<S**, Kokkos::LayoutLeft, Mem>;
+  typename C::execution_space space;
+  std::size_t const w = 3 * block_of<C>() + 10;  // four blocks: two or more row ranges on two threads
+  auto tc = t3_cases()[7];                       // a wide rank at core 1 (Khatri-Rao-first step)
+  auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
+  auto ww = random_probe_stack<C>(tc.big_n, w, 4);
+  auto pp = random_probe_stack<C>(tc.big_n, w, 5);
+  std::vector<Strided> ws, ps;
+  for (std::size_t i = 0; i < ww.size(); ++i) {
+    ws.emplace_back("w", w, tc.big_n[i]);
+    ps.emplace_back("p", w, tc.big_n[i]);
+    Kokkos::deep_copy(ws[i], ww[i]);
+    Kokkos::deep_copy(ps[i], pp[i]);
+  }
+  std::size_t const order = 2;
+  auto ref = t3k::probe_derivatives(space, x, ww, pp, order);
+  auto one_pass = t3k::probe_derivatives(space, x, ws, ps, order, t3k::ChunkSize::none());
+  auto per_block = t3k::probe_derivatives(space, x, ws, ps, order, t3k::ChunkSize::of(1));
+  for (std::size_t i = 0; i < ww.size(); ++i) {
+    auto a = flat(one_pass[i]), b = flat(per_block[i]), r = flat(ref[i]);
+    EXPECT_EQ(a, b) << "mode " << i;
+    for (std::size_t e = 0; e < r.size(); ++e) {
+      EXPECT_NEAR(a[e], r[e], eps_times<S>(100) * (1 + std::abs(r[e]))) << "mode " << i << " entry " << e;
+    }
+  }
+}
+
 template <class C>
 class ProbeDerivativesTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs);
@@ -288,5 +322,6 @@ TYPED_TEST(ProbeDerivativesTest, JetsAreTaylorCoefficients) { jets_are_taylor_co
 TYPED_TEST(ProbeDerivativesTest, SymmetricProbesBroadcast) { symmetric_probes_broadcast<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, BadProbeStacksThrow) { bad_probe_stacks_throw<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, IntoFormsOverwriteCallerArrays) { into_forms_overwrite_caller_arrays<TypeParam>(); }
+TYPED_TEST(ProbeDerivativesTest, StridedProbesMatchContiguous) { strided_probes_match_contiguous<TypeParam>(); }
 
 }  // namespace

@@ -29,6 +29,21 @@ template <class Scalar, class MemorySpace>
 using Jet3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class Scalar, class MemorySpace>
 using Jet4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+/// Rows g of a chunk-sized workspace jet j (chunk rows, L, capacity) as a (g.count, L, width) jet, width <=
+/// capacity: the range's rows start at g.first * L * capacity, an offset that no width changes, so that threads at
+/// different steps of a sweep (for_each_row_range_on_host_threads) never share entries of a buffer that the steps lay
+/// out by their own widths. The whole chunk (g.first = 0) is j's rows as every step lays them out.
+template <class Scalar, class MemorySpace>
+Jet3<Scalar, MemorySpace> range_rows(Jet3<Scalar, MemorySpace> const& j, RowRange const& g, std::size_t width) {
+  return Jet3<Scalar, MemorySpace>(j.data() + g.first * j.extent(1) * j.extent(2), g.count, j.extent(1), width);
+}
+/// range_rows for a flat buffer holding `row_capacity` entries per chunk row, seen as a (g.count, L, p, q) jet.
+template <class Scalar, class MemorySpace>
+Jet4<Scalar, MemorySpace> range_rows(Scalar* buffer, std::size_t row_capacity, RowRange const& g, std::size_t l,
+                                     std::size_t p, std::size_t q) {
+  return Jet4<Scalar, MemorySpace>(buffer + g.first * row_capacity, g.count, l, p, q);
+}
+
 /// Multi-index policies over LayoutRight arrays: the last index is the fastest on every backend (Kokkos' default
 /// on CUDA/HIP is the first, which would make neighbouring threads touch entries a whole row apart).
 template <class ExecutionSpace>
@@ -663,11 +678,23 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
                        ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{xi, u, w, p, s0, n_in});
 }
 
-/// Rows of the pack buffer apply_to_probe_pair needs for chunks of `chunk_rows` probes: one block on host
-/// backends, none on device backends.
+/// Rows of the pack buffer apply_to_probe_pair needs for chunks of `chunk_rows` probes run on `threads` row ranges
+/// (block_threads): one block per range on host backends (probe_pack_slot), none on device backends.
 template <class ExecutionSpace>
-constexpr std::size_t probe_pack_rows(std::size_t chunk_rows) {
-  return runs_on_host<ExecutionSpace>() ? min_of(reduction_block_size, chunk_rows) : 0;
+constexpr std::size_t probe_pack_rows(std::size_t chunk_rows, std::size_t threads) {
+  return runs_on_host<ExecutionSpace>() ? min_of(reduction_block_size * threads, chunk_rows) : 0;
+}
+
+/// Row range g's block of the pack buffer (probe_pack_rows rows): rows [i B, i B + min(B, g.count)) with i =
+/// g.range_index and B = reduction_block_size. They fit: a range starts at or after block i of the chunk
+/// (for_each_row_range_on_host_threads), so i B + min(B, g.count) <= min(B * threads, chunk rows).
+template <class Scalar, class MemorySpace>
+Jet3<Scalar, MemorySpace> probe_pack_slot(Jet3<Scalar, MemorySpace> const& pack, RowRange const& g) {
+  std::size_t const first = std::size_t(g.range_index) * reduction_block_size;
+  if (pack.extent(0) == 0) return pack;  // device backends pack nothing
+  T3K_DEBUG_ASSERT(first + min_of(reduction_block_size, g.count) <= pack.extent(0));
+  return Jet3<Scalar, MemorySpace>(pack.data() + first * pack.extent(1) * pack.extent(2),
+                                   min_of(reduction_block_size, g.count), pack.extent(1), pack.extent(2));
 }
 
 /// Packs orders < out's L of rows s0.. of residual jets (W, K+1, N) into a contiguous jet: out[s,k,j] = r(s0+s,k,j).

@@ -124,8 +124,10 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
 #pragma omp parallel num_threads(threads)
     {
       std::size_t const t = std::size_t(omp_get_thread_num()), nt = std::size_t(omp_get_num_threads());
-      std::size_t const first = n_blocks * t / nt * block_size;
-      std::size_t const last = min_of(rows, n_blocks * (t + 1) / nt * block_size);
+      // Range t: blocks [ceil(n_blocks t / nt), ceil(n_blocks (t + 1) / nt)), so that it never starts before block
+      // t (threads <= n_blocks, or a lone block on thread 0): probe_pack_slot relies on it.
+      std::size_t const first = (n_blocks * t + nt - 1) / nt * block_size;
+      std::size_t const last = min_of(rows, (n_blocks * (t + 1) + nt - 1) / nt * block_size);
       if (first < last) {
         inside_row_range() = true;
         body(RowRange{first, last - first, int(t)});

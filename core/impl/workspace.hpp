@@ -85,14 +85,15 @@ std::size_t sweep_chunk_rows(ChunkSize const& chunk, std::size_t n_probes, Layou
   if (chunk.kind() != ChunkSize::Kind::automatic || !runs_on_host<ExecutionSpace>()) {
     return rows_per_chunk(chunk, n_probes, reduction_block_size_for<ExecutionSpace>());  // auto: all rows
   }
-  // The layout is affine in the rows from one block on (below it the probe pack buffer grows too): count it at one
-  // and two blocks.
-  std::size_t const b = reduction_block_size;
+  // The layout is affine in the rows from one block per thread on (below it the probe pack buffer grows too, one
+  // block per row range): count it there and at twice that.
+  std::size_t const threads = block_threads(ExecutionSpace());
+  std::size_t const b = reduction_block_size * threads;
   WorkspaceArena<Scalar, MemorySpace> at1, at2;
   (void)layout(at1, b);
   (void)layout(at2, 2 * b);
   std::size_t const per_row = sizeof(Scalar) * (at2.size() - at1.size()) / b;
-  return host_chunk_rows(per_row, n_probes, block_threads(ExecutionSpace()));
+  return host_chunk_rows(per_row, n_probes, threads);
 }
 
 }  // namespace impl
