@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace t3k_test {
 
@@ -52,6 +54,30 @@ constexpr std::size_t block_of() {
 template <class Scalar>
 double eps_times(double factor) {
   return factor * double(std::numeric_limits<Scalar>::epsilon());
+}
+
+/// LayoutLeft copies of rank-2 Views (same values, same memory space): probe stacks whose rows are not one contiguous
+/// matrix, which the sweeps pack block by block instead of multiplying in place.
+template <class View>
+auto layout_left_copies(std::vector<View> const& views) {
+  using Strided = Kokkos::View<typename View::non_const_value_type**, Kokkos::LayoutLeft, typename View::memory_space>;
+  std::vector<Strided> out;
+  for (auto const& v : views) {
+    out.emplace_back("layout_left_copy", v.extent(0), v.extent(1));
+    Kokkos::deep_copy(out.back(), v);
+  }
+  return out;
+}
+
+/// Two results of the same probes that must agree bitwise (a, b) and agree with a reference computed another way
+/// (ref) to `tolerance` relative to 1 + |ref|; all flattened, `what` names them in failures.
+inline void expect_bitwise_equal_and_near(std::vector<double> const& a, std::vector<double> const& b,
+                                          std::vector<double> const& ref, double tolerance, std::string const& what) {
+  EXPECT_EQ(a, b) << what;
+  ASSERT_EQ(a.size(), ref.size()) << what;
+  for (std::size_t e = 0; e < ref.size(); ++e) {
+    EXPECT_NEAR(a[e], ref[e], tolerance * (1 + std::abs(ref[e]))) << what << " entry " << e;
+  }
 }
 
 }  // namespace t3k_test
