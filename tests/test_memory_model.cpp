@@ -400,6 +400,25 @@ TYPED_TEST(MemoryModelTest, ChunkLoopsAllocateOncePerCall) { chunk_loops_allocat
 TYPED_TEST(MemoryModelTest, ProbeSweepAutoChunkIsCacheSizedOnHost) {
   probe_sweep_auto_chunk_is_cache_sized_on_host<TypeParam>();
 }
+// The tracker counts a View's bytes, and counts an execution space's scratch pool (by its Kokkos label) apart.
+TEST(AllocationTracker, CountsViewsAndSetsRuntimePoolsApart) {
+  std::string const host = Kokkos::HostSpace::name();
+  t3k::AllocationTracker tracker;
+  {
+    Kokkos::View<double*, Kokkos::HostSpace> a("t3k::test::a", 100);
+    Kokkos::View<char*, Kokkos::HostSpace> pool("Kokkos::Serial::scratch_mem", 4096);
+    EXPECT_EQ(tracker.current(host), 800);
+    EXPECT_EQ(tracker.runtime_pool_bytes(host), 4096);
+    EXPECT_EQ(tracker.allocations(host), 1);
+  }
+  EXPECT_EQ(tracker.current(host), 0);
+  EXPECT_EQ(tracker.peak(host), 800);
+  EXPECT_TRUE(t3k::AllocationTracker::is_runtime_pool("Kokkos::OpenMP::scratch_mem"));
+  EXPECT_TRUE(t3k::AllocationTracker::is_runtime_pool("Kokkos::InternalScratchSpace"));
+  EXPECT_FALSE(t3k::AllocationTracker::is_runtime_pool("t3k::probe_derivatives_transpose::workspace"));
+  EXPECT_FALSE(t3k::AllocationTracker::is_runtime_pool("my_scratch"));
+  EXPECT_FALSE(t3k::AllocationTracker::is_runtime_pool(nullptr));
+}
 TEST(ChunkEstimator, FollowsBalancePolicy) { estimate_follows_balance_policy(); }
 TEST(ChunkEstimator, MaxChunkWithinCap) { max_chunk_within_cap(); }
 TEST(ChunkEstimator, ChunkSizesRoundToWholeBlocks) { chunk_sizes_round_to_whole_blocks(); }

@@ -137,6 +137,7 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
     return;
 #endif
   }
+  (void)block_size;  // only the OpenMP ranges need it
   body(RowRange{0, rows, 0});
 }
 
