@@ -81,18 +81,16 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       return J3(j.data() + g.first * j.extent(1) * width, g.count, j.extent(1), width);
     };
     auto c3 = [&](RowRange const& g, J3 j, std::size_t width) { return J3c(r3(g, j, width)); };
-    auto jet4 = [&](RowRange const& g, Scalar* data, std::size_t p, std::size_t q) {
-      return J4(data + g.first * k1 * p * q, g.count, k1, p, q);
-    };
+    // The flat buffers as (rows, K1, p, q) jets, a chunk row every K1 p q entries (the chunk's layout, as above).
     auto t4 = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
-      return jet4(g, w.transient[b].data(), p, q);
+      return range_rows<Scalar, Mem>(w.transient[b].data(), k1 * p * q, g, k1, p, q);
     };
     auto kr4 = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
-      return jet4(g, w.khatri_rao[b].data(), p, q);
+      return range_rows<Scalar, Mem>(w.khatri_rao[b].data(), k1 * p * q, g, k1, p, q);
     };
     // Step (2) runs every core in one parallel region, and its Khatri-Rao jets are only read by the product that
-    // follows them: there they are seen through range_rows, at offsets no core's shape changes (kr4 puts a range's
-    // rows where the whole-chunk assembly of step (3) reads them, which moves with the core).
+    // follows them: there a chunk row is every K1 times the buffer's widest row, an offset no core's shape changes
+    // (kr4's moves with the core, as the whole-chunk assembly of step (3) needs).
     auto kr4_per_range = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
       return range_rows<Scalar, Mem>(w.khatri_rao[b].data(), k1 * w.khatri_rao_width, g, k1, p, q);
     };
