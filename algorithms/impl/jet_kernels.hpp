@@ -375,8 +375,11 @@ struct KhatriRaoJetsEntry {
   }
 };
 
-/// khatri_rao_jets on host backends: one (s, k) per iteration; each row x of contiguous y is summed in a strip of
-/// registers (the same sums in the same order as KhatriRaoJetsEntry) and stored once.
+/// khatri_rao_jets on host backends: one (s, k) per iteration; each strip of `strip` contiguous y is summed in
+/// registers row x by row x (the same sums in the same order as KhatriRaoJetsEntry) and stored once. The strips are
+/// the outer loop, so the full-width and the narrower tail strips are separate loops: with both in the row loop (the
+/// form before), GCC 12 split the full strip's sums into 8 + 4 + 2 + 1 + 1 lanes, and the kernel took ~35% longer
+/// (perf/README.md, "Khatri-Rao jet kernel").
 template <class Scalar, class MemorySpace>
 struct KhatriRaoJetsRows {
   static constexpr int strip = 16;
@@ -391,24 +394,27 @@ struct KhatriRaoJetsRows {
     CoefficientPairRows<Scalar> const rows_second =
         n_terms > 1 ? coefficient_pair_rows(second.pairs(k), second.a, second.b, s) : CoefficientPairRows<Scalar>{};
     Scalar* const o = &out(s, k, 0, 0);
-    for (int x = 0; x < nx; ++x) {
-      Scalar* const o_row = o + std::size_t(x) * std::size_t(ny);
-      int y0 = 0;
-      for (; y0 + strip <= ny; y0 += strip) write_strip<strip>(o_row, x, y0, strip, rows_first, rows_second);
-      if (y0 < ny) write_strip<0>(o_row, x, y0, ny - y0, rows_first, rows_second);
+    int y0 = 0;
+    for (; y0 + strip <= ny; y0 += strip) {
+      for (int x = 0; x < nx; ++x) write_strip<strip>(o, x, y0, strip, rows_first, rows_second);
+    }
+    if (y0 < ny) {
+      for (int x = 0; x < nx; ++x) write_strip<0>(o, x, y0, ny - y0, rows_first, rows_second);
     }
   }
 
+  /// Entries [y0, y0 + width) of row x; Width = 0: a runtime width below strip.
   template <int Width>
-  KOKKOS_INLINE_FUNCTION static void write_strip(Scalar* o_row, int x, int y0, int runtime_width,
-                                                 CoefficientPairRows<Scalar> const& rows_first,
-                                                 CoefficientPairRows<Scalar> const& rows_second) {
+  KOKKOS_INLINE_FUNCTION void write_strip(Scalar* o, int x, int y0, int runtime_width,
+                                          CoefficientPairRows<Scalar> const& rows_first,
+                                          CoefficientPairRows<Scalar> const& rows_second) const {
     int const width = Width > 0 ? Width : runtime_width;
     Scalar acc[strip];
     for (int q = 0; q < width; ++q) acc[q] = 0;
     add_pairs<Width>(acc, rows_first, x, y0, width);
     add_pairs<Width>(acc, rows_second, x, y0, width);
-    for (int q = 0; q < width; ++q) o_row[y0 + q] = acc[q];
+    Scalar* const o_row = o + std::size_t(x) * std::size_t(ny) + y0;
+    for (int q = 0; q < width; ++q) o_row[q] = acc[q];
   }
 
   template <int Width>
