@@ -23,8 +23,13 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace t3k_bench {
 
@@ -156,6 +161,36 @@ template <class Scalar, class Mem>
 FrameDims dims_of(t3k::OrthogonalFrame<Scalar, Mem> const& f) {
   return {f.mode_shapes(), f.up_ranks(), f.outer_ranks(), f.left_ranks(), f.right_ranks()};
 }
+
+// ------------------------------------------------------------------------------------------ Serial threads
+
+/// Kokkos::Serial benchmarks run on one thread throughout, their GEMM reference included. Kokkos Kernels' host BLAS
+/// (OpenBLAS's OpenMP build with setup.sh) threads a product with omp_get_max_threads() threads whatever the Kokkos
+/// space calling it, so with OMP_NUM_THREADS=2 a "Serial" benchmark compared a partly threaded call with a
+/// two-thread reference. Sets the OpenMP thread count to 1 for the benchmark's scope and restores it; does nothing
+/// for other spaces (Kokkos' own OpenMP pool sizes its parallel regions itself).
+template <class ExecSpace>
+class OneThreadForSerial {
+ public:
+  OneThreadForSerial() {
+#ifdef _OPENMP
+    if (std::is_same<ExecSpace, Kokkos::Serial>::value) {
+      saved_ = omp_get_max_threads();
+      omp_set_num_threads(1);
+    }
+#endif
+  }
+  ~OneThreadForSerial() {
+#ifdef _OPENMP
+    if (saved_ > 0) omp_set_num_threads(saved_);
+#endif
+  }
+  OneThreadForSerial(OneThreadForSerial const&) = delete;
+  OneThreadForSerial& operator=(OneThreadForSerial const&) = delete;
+
+ private:
+  int saved_ = 0;
+};
 
 // ----------------------------------------------------------------------------------------- fixture cache
 

@@ -12,6 +12,7 @@ namespace {
 /// Arguments d, N, n, r, K, W, chunk (0 none, -1 auto, c fixed), sum_over_probes (0/1), n_t.
 template <class Scalar, class ExecSpace = DefaultExec>
 void BM_JT(benchmark::State& state) {
+  OneThreadForSerial<ExecSpace> const one_thread;
   Shape const s = shape_of(state);
   t3k::ChunkSize const chunk = chunk_of(state.range(6));
   bool const summed = state.range(7) != 0;
