@@ -6,8 +6,9 @@
 ///
 /// The execution spaces' own scratch pools (labels "Kokkos::...scratch..." / "...Scratch...", e.g.
 /// "Kokkos::Serial::scratch_mem") are counted apart, in runtime_pool_bytes: Kokkos 4 grows them on first use of an
-/// instance (the first J^T call of a process on Kokkos 4.6's Serial backend adds 34848 bytes) and keeps them for
-/// later kernels, so they belong to the runtime, not to the call that happened to be first.
+/// instance (a Kokkos Kernels team kernel on Kokkos 4.6's Serial backend adds 34848 bytes; J^T did so while its
+/// Serial products missed the BLAS TPL, see kokkos_blas_gemm) and keeps them for later kernels, so they belong to
+/// the runtime, not to the call that happened to be first.
 
 #include "core/impl/kokkos_compat.hpp"
 

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -444,6 +445,44 @@ void tools_see_calls_from_the_calling_thread_only() {
   }
 }
 
+// Products on every host execution space run in the BLAS library Kokkos Kernels was configured with. Kokkos Kernels
+// 4.1+ calls its BLAS TPL only where the Views' execution space is the instance's, and a HostSpace View's is the
+// default host space: before kokkos_blas_gemm re-typed the Views, a product on Kokkos::Serial in a build whose
+// default host space is OpenMP ran Kokkos Kernels' own GEMM. Kokkos Kernels names the path it takes in the profiling
+// region it pushes around each call ("KokkosBlas::gemm[TPL_BLAS,double]"; a one-column product goes through gemv).
+std::vector<std::string> blas_regions;
+
+template <class C>
+void host_products_call_the_blas_library() {
+#if defined(T3K_HAVE_KOKKOSKERNELS) && defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using MatrixC = t3k::impl::Matrix<S const, Mem>;
+  typename C::execution_space space;
+  if constexpr (t3k::impl::runs_on_host<typename C::execution_space>()) {
+    std::size_t const m = 9, k = 7, n = 12;
+    TestJet<C> const a(1, 1, m * k, 81), b(1, 1, k * n, 82);
+    Kokkos::View<S**, Kokkos::LayoutRight, Mem> c("c", m, n);
+    t3k::impl::Matrix<S, Mem> const cm(c.data(), m, n);
+    blas_regions.clear();
+    Kokkos::Tools::Experimental::set_push_region_callback([](char const* name) { blas_regions.emplace_back(name); });
+    t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, k), Op::none,
+                              MatrixC(b.device.data(), k, n), cm, false);
+    t3k::impl::matrix_product(space, "t3k_test::blas", Op::transpose, MatrixC(a.device.data(), k, m), Op::none,
+                              MatrixC(b.device.data(), k, 8), t3k::impl::column_slab(cm, 2, 10), true);
+    Kokkos::View<S**, Kokkos::LayoutRight, Mem> c1("c1", m, 1);
+    t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, k), Op::none,
+                              MatrixC(b.device.data(), k, 1), t3k::impl::Matrix<S, Mem>(c1.data(), m, 1), false);
+    space.fence();
+    Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+    ASSERT_FALSE(blas_regions.empty());
+    for (std::string const& region : blas_regions) EXPECT_NE(region.find("TPL_BLAS"), std::string::npos) << region;
+  }
+#else
+  GTEST_SKIP() << "Kokkos Kernels without a host BLAS TPL";
+#endif
+}
+
 // for_each_block_on_host_threads runs every block exactly once, on any space (a host space: it is host-only).
 template <class C>
 void host_blocks_run_each_block_once() {
@@ -621,6 +660,7 @@ TYPED_TEST(MatrixProductTest, ApplyToProbePairMatchesDefinition) {
 TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
   tools_see_calls_from_the_calling_thread_only<TypeParam>();
 }
+TYPED_TEST(MatrixProductTest, HostProductsCallTheBlasLibrary) { host_products_call_the_blas_library<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ContractJetsMatchDefinition) { contract_jets_match_definition<TypeParam>(); }

@@ -66,7 +66,18 @@ void kokkos_blas_gemm(ExecutionSpace const& space, char const* trans_a, char con
                       typename AView::const_value_type& alpha, AView const& a, BView const& b,
                       typename CView::const_value_type& beta, CView const& c) {
 #if defined(KOKKOSKERNELS_VERSION) && KOKKOSKERNELS_VERSION >= 40100
-  KokkosBlas::gemm(space, trans_a, trans_b, alpha, a, b, beta, c);
+  // Kokkos Kernels calls its BLAS TPL only where the Views' device is Device<instance's space, memory space>
+  // (gemm_tpl_spec_avail). A HostSpace View's device has the default host execution space, so a product on
+  // Kokkos::Serial in a build whose default host space is OpenMP ran Kokkos Kernels' own GEMM: ~20x slower than
+  // OpenBLAS, with a team-scratch allocation (perf/README.md, "Kokkos 4: BLAS on every host space"). The same data,
+  // layout and strides, seen on the instance's execution space.
+  auto const on_space = [](auto const& v) {
+    using V = std::decay_t<decltype(v)>;
+    return Kokkos::View<typename V::data_type, typename V::array_layout,
+                        Kokkos::Device<ExecutionSpace, typename V::memory_space>,
+                        Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v);
+  };
+  KokkosBlas::gemm(space, trans_a, trans_b, alpha, on_space(a), on_space(b), beta, on_space(c));
 #else
   (void)space;
   KokkosBlas::gemm(trans_a, trans_b, alpha, a, b, beta, c);
