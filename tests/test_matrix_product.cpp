@@ -651,6 +651,43 @@ void column_slab_products_match_reference() {
   }
 }
 
+// One-column slabs of B and C (rows a row stride apart), as for_each_column_slab_on_host_threads can hand out: each
+// column j of C = op(A) B[:, j], with C's other columns left as they were. Kokkos Kernels 3.5+ sends an (N, N)
+// one-column product to gemv with B's and C's column taken as contiguous; on Kokkos Kernels 4.6 that wrote other
+// columns' entries before matrix_product kept such products out of it.
+template <class C>
+void single_column_slab_products_match_reference() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using Matrix = t3k::impl::Matrix<S, Mem>;
+  using MatrixC = t3k::impl::Matrix<S const, Mem>;
+  typename C::execution_space space;
+  std::size_t const m = 6, n = 5, k = 4;
+  auto const a = pseudo_random<S>(m * k, 51), b = pseudo_random<S>(k * n, 52), c0 = pseudo_random<S>(m * n, 53);
+  using HostVector = Kokkos::View<S const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Kokkos::View<S*, Mem> a_d("a", a.size()), b_d("b", b.size()), c_d("c", c0.size());
+  Kokkos::deep_copy(a_d, HostVector(a.data(), a.size()));
+  Kokkos::deep_copy(b_d, HostVector(b.data(), b.size()));
+  for (Op const op_a : {Op::none, Op::transpose}) {
+    for (std::size_t j = 0; j < n; ++j) {
+      Kokkos::deep_copy(c_d, HostVector(c0.data(), c0.size()));
+      MatrixC const am(a_d.data(), op_a == Op::none ? m : k, op_a == Op::none ? k : m);
+      t3k::impl::matrix_product(space, "t3k_test::single_column", op_a, am, Op::none,
+                                t3k::impl::column_slab(MatrixC(b_d.data(), k, n), j, j + 1),
+                                t3k::impl::column_slab(Matrix(c_d.data(), m, n), j, j + 1), false);
+      space.fence();
+      auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c_d);
+      auto const full = reference_product(op_a, a, Op::none, b, c0, false, m, n, k);
+      for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t jj = 0; jj < n; ++jj) {
+          double const want = jj == j ? full[i * n + jj] : double(c0[i * n + jj]);
+          ASSERT_NEAR(double(got(i * n + jj)), want, t3k_test::eps_times<S>(4.0 * double(k + 2)))
+              << "op_a " << int(op_a) << ", column " << j << ": entry (" << i << ", " << jj << ")";
+        }
+    }
+  }
+}
+
 TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
   khatri_rao_then_apply_matches_two_calls<TypeParam>();
 }
@@ -663,6 +700,9 @@ TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
 TYPED_TEST(MatrixProductTest, HostProductsCallTheBlasLibrary) { host_products_call_the_blas_library<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }
+TYPED_TEST(MatrixProductTest, SingleColumnSlabProductsMatchReference) {
+  single_column_slab_products_match_reference<TypeParam>();
+}
 TYPED_TEST(MatrixProductTest, ContractJetsMatchDefinition) { contract_jets_match_definition<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ApplyMatrixMatchesDefinitionAndSingleBlocks) {
   apply_matrix_matches_definition_and_single_blocks<TypeParam>();

@@ -85,12 +85,18 @@ void matrix_product(ExecutionSpace const& space, char const* label, Op op_a, Mat
     return;
   }
 #ifdef T3K_HAVE_KOKKOSKERNELS
-  (void)label;
-  kokkos_blas_gemm(space, op_a == Op::none ? "N" : "T", op_b == Op::none ? "N" : "T", Scalar(1), a, b,
-                   accumulate ? Scalar(1) : Scalar(0), c);
-#else
-  matrix_product_kernel(space, label, op_a, a, op_b, b, c, accumulate);
+  // Kokkos Kernels (3.5 and later, 4.6 included) hands an (N, N) product with one column to gemv and takes that
+  // column of B and of C as contiguous vectors, which a column slab's is not (its rows are a row stride apart): it
+  // read and wrote the wrong entries. Such products (one output column: a few FLOPs) run the plain kernel.
+  bool const strided_single_column =
+      op_a == Op::none && op_b == Op::none && c.extent(1) == 1 && (b.stride(0) != 1 || c.stride(0) != 1);
+  if (!strided_single_column) {
+    kokkos_blas_gemm(space, op_a == Op::none ? "N" : "T", op_b == Op::none ? "N" : "T", Scalar(1), a, b,
+                     accumulate ? Scalar(1) : Scalar(0), c);
+    return;
+  }
 #endif
+  matrix_product_kernel(space, label, op_a, a, op_b, b, c, accumulate);
 }
 
 }  // namespace impl
