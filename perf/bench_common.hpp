@@ -189,7 +189,7 @@ class OneThreadForSerial {
   OneThreadForSerial& operator=(OneThreadForSerial const&) = delete;
 
  private:
-  int saved_ = 0;
+  [[maybe_unused]] int saved_ = 0;  // 0: nothing to restore
 };
 
 // ----------------------------------------------------------------------------------------- fixture cache

@@ -378,8 +378,8 @@ struct KhatriRaoJetsEntry {
 /// khatri_rao_jets on host backends: one (s, k) per iteration; each strip of `strip` contiguous y is summed in
 /// registers row x by row x (the same sums in the same order as KhatriRaoJetsEntry) and stored once. The strips are
 /// the outer loop, so the full-width and the narrower tail strips are separate loops: with both in the row loop (the
-/// form before), GCC 12 split the full strip's sums into 8 + 4 + 2 + 1 + 1 lanes, and the kernel took ~35% longer
-/// (perf/README.md, session 13, "Khatri-Rao jet kernel").
+/// form before), GCC 12 split the full strip's sums into 8 + 4 + 2 + 1 + 1 lanes, and the kernel took 1.3-1.6x as
+/// long (perf/README.md, session 13, "Khatri-Rao jet kernel").
 template <class Scalar, class MemorySpace>
 struct KhatriRaoJetsRows {
   static constexpr int strip = 16;
