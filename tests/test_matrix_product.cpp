@@ -43,6 +43,16 @@ std::vector<Scalar> pseudo_random(std::size_t n, unsigned seed) {
   return v;
 }
 
+/// Copies host values into the leading entries of a View of the config's memory space, on the instance `space`, and
+/// waits for it (host threads may read the View next without going through the instance).
+template <class ExecutionSpace, class Scalar, class Mem>
+void upload(ExecutionSpace const& space, Kokkos::View<Scalar*, Mem> const& d, std::vector<Scalar> const& h) {
+  Kokkos::deep_copy(
+      space, Kokkos::subview(d, std::make_pair(std::size_t(0), h.size())),
+      Kokkos::View<Scalar const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
+  space.fence();
+}
+
 // C = [C +] op(A) op(B) with A stored (op_a == none ? m x k : k x m) and B (op_b == none ? k x n : n x k).
 template <class Scalar>
 std::vector<double> reference_product(Op op_a, std::vector<Scalar> const& a, Op op_b, std::vector<Scalar> const& b,
@@ -71,14 +81,9 @@ std::vector<typename C::scalar_type> run_product(Op op_a, std::vector<typename C
   using Mem = typename C::memory_space;
   typename C::execution_space space;
   Kokkos::View<S*, Mem> da("a", a.size() + 1), db("b", b.size() + 1), dc("c", c0.size() + 1);
-  auto upload = [&](Kokkos::View<S*, Mem> d, std::vector<S> const& h) {
-    Kokkos::deep_copy(
-        space, Kokkos::subview(d, std::make_pair(std::size_t(0), h.size())),
-        Kokkos::View<S const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(h.data(), h.size()));
-  };
-  upload(da, a);
-  upload(db, b);
-  upload(dc, c0);
+  upload(space, da, a);
+  upload(space, db, b);
+  upload(space, dc, c0);
   auto const am = t3k::impl::as_matrix<S, Mem>(da.data(), op_a == Op::none ? m : k, op_a == Op::none ? k : m);
   auto const bm = t3k::impl::as_matrix<S, Mem>(db.data(), op_b == Op::none ? k : n, op_b == Op::none ? n : k);
   t3k::impl::Matrix<S, Mem> const cm(dc.data(), m, n);
@@ -624,10 +629,9 @@ void column_slab_products_match_reference() {
   auto const a = pseudo_random<S>(blocks * k * m, 41), b = pseudo_random<S>(blocks * k * n, 42),
              c0 = pseudo_random<S>(m * n, 43);
   Kokkos::View<S*, Mem> a_d("a", a.size()), b_d("b", b.size()), c_d("c", c0.size());
-  using HostVector = Kokkos::View<S const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Kokkos::deep_copy(a_d, HostVector(a.data(), a.size()));
-  Kokkos::deep_copy(b_d, HostVector(b.data(), b.size()));
-  Kokkos::deep_copy(c_d, HostVector(c0.data(), c0.size()));
+  upload(space, a_d, a);
+  upload(space, b_d, b);
+  upload(space, c_d, c0);
   Matrix const c_all(c_d.data(), m, n);
   t3k::impl::for_each_column_slab_on_host_threads(space, n, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t blk = 0; blk < blocks; ++blk) {
@@ -664,13 +668,12 @@ void single_column_slab_products_match_reference() {
   typename C::execution_space space;
   std::size_t const m = 6, n = 5, k = 4;
   auto const a = pseudo_random<S>(m * k, 51), b = pseudo_random<S>(k * n, 52), c0 = pseudo_random<S>(m * n, 53);
-  using HostVector = Kokkos::View<S const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::View<S*, Mem> a_d("a", a.size()), b_d("b", b.size()), c_d("c", c0.size());
-  Kokkos::deep_copy(a_d, HostVector(a.data(), a.size()));
-  Kokkos::deep_copy(b_d, HostVector(b.data(), b.size()));
+  upload(space, a_d, a);
+  upload(space, b_d, b);
   for (Op const op_a : {Op::none, Op::transpose}) {
     for (std::size_t j = 0; j < n; ++j) {
-      Kokkos::deep_copy(c_d, HostVector(c0.data(), c0.size()));
+      upload(space, c_d, c0);
       MatrixC const am(a_d.data(), op_a == Op::none ? m : k, op_a == Op::none ? k : m);
       t3k::impl::matrix_product(space, "t3k_test::single_column", op_a, am, Op::none,
                                 t3k::impl::column_slab(MatrixC(b_d.data(), k, n), j, j + 1),
