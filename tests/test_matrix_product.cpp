@@ -8,6 +8,7 @@
 // and the column slabs the summed assembly products are split into on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
+#include "algorithms/impl/register_strips.hpp"
 #include "core/memory_tracking.hpp"
 #include "test_devices.hpp"
 
@@ -151,7 +152,7 @@ bool pairs_with(t3k::impl::JetPairing pairing, std::size_t k, std::size_t l, std
 }
 
 // khatri_rao_jets, one term and two, every pairing for each, against the sum over all coefficient pairs; widths that
-// hit the host kernel's full strips and its remainder.
+// hit each strip width of the host kernel: 7 = 4 + 2 + 1, 47 = 16 + 16 + 8 + 4 + 2 + 1 (for_each_strip).
 template <class C>
 void khatri_rao_jets_match_definition() {
   using S = typename C::scalar_type;
@@ -159,7 +160,7 @@ void khatri_rao_jets_match_definition() {
   using t3k::impl::JetPairing;
   typename C::execution_space space;
   std::size_t const rows = 5, lo = 3;
-  for (std::size_t const ny : {std::size_t(7), std::size_t(37)}) {
+  for (std::size_t const ny : {std::size_t(7), std::size_t(47)}) {
     std::size_t const nx = 4;
     TestJet<C> const a1(rows, 3, nx, 11), b1(rows, 2, ny, 12), a2(rows, 2, nx, 13), b2(rows, 3, ny, 14);
     for (JetPairing p1 : {JetPairing::product, JetPairing::correlate_y_fixed, JetPairing::correlate_v_fixed})
@@ -196,8 +197,8 @@ void khatri_rao_jets_match_definition() {
 TYPED_TEST(MatrixProductTest, KhatriRaoJetsMatchDefinition) { khatri_rao_jets_match_definition<TypeParam>(); }
 
 // contract_jets over either axis, every pairing, accumulating or not, against the sum over all coefficient pairs and
-// the contracted axis; output widths that hit each of the host kernel's strip widths (32, 16, 8, a remainder) and its
-// dot form's full and partial passes of eight outputs.
+// the contracted axis; output widths that hit each of the host kernel's strip widths (63 = 32 + 16 + 8 + 4 + 2 + 1,
+// for_each_strip) and its dot form's full and partial passes of eight outputs.
 template <class C>
 void contract_jets_match_definition() {
   using S = typename C::scalar_type;
@@ -207,7 +208,7 @@ void contract_jets_match_definition() {
   typename C::execution_space space;
   std::size_t const rows = 3, lo = 3, ly = 3, lv = 2;
   for (ContractAxis axis : {ContractAxis::first, ContractAxis::second})
-    for (std::size_t const n_out : {std::size_t(3), std::size_t(8), std::size_t(19), std::size_t(59)})
+    for (std::size_t const n_out : {std::size_t(3), std::size_t(8), std::size_t(19), std::size_t(63)})
       for (std::size_t const n_sum : {std::size_t(5), std::size_t(12)}) {
         bool const first = axis == ContractAxis::first;
         std::size_t const p = first ? n_sum : n_out, q = first ? n_out : n_sum;
@@ -534,6 +535,46 @@ void column_slabs_partition_the_columns() {
   }
 }
 
+// for_each_strip splits a row into contiguous strips in order, every width a power of two no wider than the strip
+// (a compile-time constant: the host kernels keep their sums in registers only then), full strips first and at most
+// one strip of each narrower width after them.
+constexpr int test_strip = 16;
+
+// Records the strips for_each_strip hands out (a functor with device-legal code: nvcc rejects a host lambda called
+// from the helper, which is a host-and-device function).
+struct StripRecorder {
+  int* starts;
+  int* widths;
+  int* count;
+  template <class Width>
+  KOKKOS_INLINE_FUNCTION void operator()(Width, int j0) const {
+    constexpr int w = Width::value;
+    static_assert(w > 0 && w <= test_strip && (w & (w - 1)) == 0, "strip widths are powers of two up to the strip");
+    starts[*count] = j0;
+    widths[*count] = w;
+    ++*count;
+  }
+};
+
+void strips_partition_a_row_in_constant_widths() {
+  constexpr int strip = test_strip;
+  for (int n = 0; n <= 3 * strip + 7; ++n) {
+    std::vector<int> starts(std::size_t(n) + 1), widths(std::size_t(n) + 1);
+    int count = 0;
+    t3k::impl::for_each_strip<strip>(n, StripRecorder{starts.data(), widths.data(), &count});
+    int next = 0;
+    for (int i = 0; i < count; ++i) {
+      int const j0 = starts[std::size_t(i)], w = widths[std::size_t(i)];
+      ASSERT_EQ(j0, next) << n << " entries: strip " << i;
+      EXPECT_TRUE(w == strip || i + 1 == count || widths[std::size_t(i) + 1] < w)
+          << n << " entries: strip " << i << " of width " << w << " is followed by one as wide or wider";
+      next = j0 + w;
+    }
+    EXPECT_EQ(next, n) << n << " entries";
+    EXPECT_EQ(std::count(widths.begin(), widths.begin() + count, strip), n / strip) << n << " entries";
+  }
+}
+
 // for_each_row_range_on_host_threads partitions the rows into contiguous ranges of whole blocks, each visited once,
 // range t starting at or after block t (what probe_pack_slot relies on), at most one per thread; one range of all rows
 // where it does not spread work. Inside a range parallel_for_rows runs on the calling thread; outside it does not.
@@ -701,6 +742,7 @@ TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
   tools_see_calls_from_the_calling_thread_only<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, HostProductsCallTheBlasLibrary) { host_products_call_the_blas_library<TypeParam>(); }
+TEST(RegisterStrips, PartitionARowInConstantPowerOfTwoWidths) { strips_partition_a_row_in_constant_widths(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, SingleColumnSlabProductsMatchReference) {

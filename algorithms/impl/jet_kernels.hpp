@@ -14,6 +14,7 @@
 /// computed in, which is what makes the chunked J^T bitwise equal to the dense one (SPEC.md section 9).
 
 #include "algorithms/impl/matrix_product.hpp"
+#include "algorithms/impl/register_strips.hpp"
 #include "core/chunk_size.hpp"
 #include "core/error.hpp"
 #include "core/impl/host_blocks.hpp"
@@ -265,36 +266,32 @@ struct ContractJetsRows {
     CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
     CoefficientPairRows<Scalar> const rows = coefficient_pair_rows(pairs, ymat, v, s);  // a: Y^(a), P x Q; b: v^(b)
     Scalar* const o = &out(s, n, 0);
-    int x0 = 0;
     if (first) {
-      for (; x0 + max_strip <= n_out; x0 += max_strip) sum_over_first<max_strip>(o, rows, x0, 0);
-      for (; x0 + max_strip / 2 <= n_out; x0 += max_strip / 2) sum_over_first<max_strip / 2>(o, rows, x0, 0);
-      for (; x0 + max_strip / 4 <= n_out; x0 += max_strip / 4) sum_over_first<max_strip / 4>(o, rows, x0, 0);
-      if (x0 < n_out) sum_over_first<0>(o, rows, x0, n_out - x0);
+      for_each_strip<max_strip>(n_out,
+                                [&](auto width, int x0) { sum_over_first<decltype(width)::value>(o, rows, x0); });
     } else {
+      int x0 = 0;
       for (; x0 + dot_rows <= n_out; x0 += dot_rows) sum_over_second<dot_rows>(o, rows, x0);
       for (; x0 < n_out; ++x0) sum_over_second<1>(o, rows, x0);
     }
   }
 
-  /// Outputs [x0, x0 + width) of the axpy form; Width = 0: a runtime width below max_strip / 4.
+  /// Outputs [x0, x0 + Width) of the axpy form.
   template <int Width>
-  KOKKOS_INLINE_FUNCTION void sum_over_first(Scalar* o, CoefficientPairRows<Scalar> const& rows, int x0,
-                                             int runtime_width) const {
-    int const width = Width > 0 ? Width : runtime_width;
+  KOKKOS_INLINE_FUNCTION void sum_over_first(Scalar* o, CoefficientPairRows<Scalar> const& rows, int x0) const {
     std::size_t const row_stride = ymat.extent(3);
-    Scalar acc[Width > 0 ? Width : max_strip / 4];
-    for (int q = 0; q < width; ++q) acc[q] = 0;
+    Scalar acc[Width];
+    for (int q = 0; q < Width; ++q) acc[q] = 0;
     for (int c = 0; c < rows.count; ++c) {
       Scalar const* const vb = rows.b + c * rows.step_b;
       Scalar const* const y_rows = rows.a + c * rows.step_a + x0;
       for (int y = 0; y < n_sum; ++y) {
         Scalar const vy = vb[y];
         Scalar const* const row = y_rows + std::size_t(y) * row_stride;
-        for (int q = 0; q < width; ++q) acc[q] += row[q] * vy;
+        for (int q = 0; q < Width; ++q) acc[q] += row[q] * vy;
       }
     }
-    store_strip(o + x0, acc, width, accumulate);
+    store_strip(o + x0, acc, Width, accumulate);
   }
 
   /// Outputs [x0, x0 + Rows) of the dot form.
@@ -375,11 +372,12 @@ struct KhatriRaoJetsEntry {
   }
 };
 
-/// khatri_rao_jets on host backends: one (s, k) per iteration; each strip of `strip` contiguous y is summed in
-/// registers row x by row x (the same sums in the same order as KhatriRaoJetsEntry) and stored once. The strips are
-/// the outer loop, so the full-width and the narrower tail strips are separate loops: with both in the row loop (the
-/// form before), GCC 12 split the full strip's sums into 8 + 4 + 2 + 1 + 1 lanes, and the kernel took 1.3-1.6x as
-/// long (perf/README.md, session 13, "Khatri-Rao jet kernel").
+/// khatri_rao_jets on host backends: one (s, k) per iteration; each strip of contiguous y (for_each_strip: `strip`
+/// wide, then narrower constant widths) is summed in registers row x by row x (the same sums in the same order as
+/// KhatriRaoJetsEntry) and stored once. The strips are the outer loop, so each width is a loop of its own: with the
+/// full strip and a tail in the one row loop (the form before session 13), GCC 12 split the full strip's sums into
+/// 8 + 4 + 2 + 1 + 1 lanes, and the kernel took 1.3-1.6x as long (perf/README.md, session 13, "Khatri-Rao jet
+/// kernel").
 template <class Scalar, class MemorySpace>
 struct KhatriRaoJetsRows {
   static constexpr int strip = 16;
@@ -394,37 +392,29 @@ struct KhatriRaoJetsRows {
     CoefficientPairRows<Scalar> const rows_second =
         n_terms > 1 ? coefficient_pair_rows(second.pairs(k), second.a, second.b, s) : CoefficientPairRows<Scalar>{};
     Scalar* const o = &out(s, k, 0, 0);
-    int y0 = 0;
-    for (; y0 + strip <= ny; y0 += strip) {
-      for (int x = 0; x < nx; ++x) write_strip<strip>(o, x, y0, strip, rows_first, rows_second);
-    }
-    if (y0 < ny) {
-      for (int x = 0; x < nx; ++x) write_strip<0>(o, x, y0, ny - y0, rows_first, rows_second);
-    }
+    for_each_strip<strip>(ny, [&](auto width, int y0) {
+      for (int x = 0; x < nx; ++x) write_strip<decltype(width)::value>(o, x, y0, rows_first, rows_second);
+    });
   }
 
-  /// Entries [y0, y0 + width) of row x; Width = 0: a runtime width below strip.
+  /// Entries [y0, y0 + Width) of row x.
   template <int Width>
-  KOKKOS_INLINE_FUNCTION void write_strip(Scalar* o, int x, int y0, int runtime_width,
-                                          CoefficientPairRows<Scalar> const& rows_first,
+  KOKKOS_INLINE_FUNCTION void write_strip(Scalar* o, int x, int y0, CoefficientPairRows<Scalar> const& rows_first,
                                           CoefficientPairRows<Scalar> const& rows_second) const {
-    int const width = Width > 0 ? Width : runtime_width;
-    Scalar acc[strip];
-    for (int q = 0; q < width; ++q) acc[q] = 0;
-    add_pairs<Width>(acc, rows_first, x, y0, width);
-    add_pairs<Width>(acc, rows_second, x, y0, width);
+    Scalar acc[Width];
+    for (int q = 0; q < Width; ++q) acc[q] = 0;
+    add_pairs<Width>(acc, rows_first, x, y0);
+    add_pairs<Width>(acc, rows_second, x, y0);
     Scalar* const o_row = o + std::size_t(x) * std::size_t(ny) + y0;
-    for (int q = 0; q < width; ++q) o_row[q] = acc[q];
+    for (int q = 0; q < Width; ++q) o_row[q] = acc[q];
   }
 
   template <int Width>
-  KOKKOS_INLINE_FUNCTION static void add_pairs(Scalar* acc, CoefficientPairRows<Scalar> const& rows, int x, int y0,
-                                               int runtime_width) {
-    int const width = Width > 0 ? Width : runtime_width;
+  KOKKOS_INLINE_FUNCTION static void add_pairs(Scalar* acc, CoefficientPairRows<Scalar> const& rows, int x, int y0) {
     for (int c = 0; c < rows.count; ++c) {
       Scalar const ax = rows.a[c * rows.step_a + x];
       Scalar const* const b_row = rows.b + c * rows.step_b + y0;
-      for (int q = 0; q < width; ++q) acc[q] += ax * b_row[q];
+      for (int q = 0; q < Width; ++q) acc[q] += ax * b_row[q];
     }
   }
 };
@@ -751,24 +741,21 @@ struct WriteProbeJetsRows {
       for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
       return;
     }
-    int j0 = 0;
-    for (; j0 + strip <= n; j0 += strip) write_strip<strip>(s, k, j0, strip);  // a constant width: acc in registers
-    if (j0 < n) write_strip<0>(s, k, j0, n - j0);
+    for_each_strip<strip>(n, [&](auto width, int j0) { write_strip<decltype(width)::value>(s, k, j0); });
   }
 
-  /// z[s0+s, k, j0+q] = sum_u M1[u, j0+q] e1[s,k,u] + sum_o M2[o, j0+q] e2[s,k,o], q < width (Width if nonzero).
+  /// z[s0+s, k, j0+q] = sum_u M1[u, j0+q] e1[s,k,u] + sum_o M2[o, j0+q] e2[s,k,o], q < Width.
   template <int Width>
-  KOKKOS_INLINE_FUNCTION void write_strip(int s, int k, int j0, int runtime_width) const {
-    int const width = Width > 0 ? Width : runtime_width;
-    Scalar acc[strip];
-    for (int q = 0; q < width; ++q) acc[q] = 0;
-    add_terms<Width>(acc, m1, e1, n1, s, k, j0, width);
-    add_terms<Width>(acc, m2, e2, n2, s, k, j0, width);
+  KOKKOS_INLINE_FUNCTION void write_strip(int s, int k, int j0) const {
+    Scalar acc[Width];
+    for (int q = 0; q < Width; ++q) acc[q] = 0;
+    add_terms<Width>(acc, m1, e1, n1, s, k, j0);
+    add_terms<Width>(acc, m2, e2, n2, s, k, j0);
     if (z.stride(2) == 1) {  // contiguous rows: stores the compiler can vectorize
       Scalar* const out = &z(s0 + s, k, j0);
-      for (int q = 0; q < width; ++q) out[q] = acc[q];
+      for (int q = 0; q < Width; ++q) out[q] = acc[q];
     } else {
-      for (int q = 0; q < width; ++q) z(s0 + s, k, j0 + q) = acc[q];
+      for (int q = 0; q < Width; ++q) z(s0 + s, k, j0 + q) = acc[q];
     }
   }
 
@@ -776,12 +763,11 @@ struct WriteProbeJetsRows {
   template <int Width>
   KOKKOS_INLINE_FUNCTION static void add_terms(Scalar* acc, Matrix<Scalar const, MemorySpace> const& m,
                                                Jet3<Scalar const, MemorySpace> const& e, int n_terms, int s, int k,
-                                               int j0, int runtime_width) {
-    int const width = Width > 0 ? Width : runtime_width;
+                                               int j0) {
     for (int t = 0; t < n_terms; ++t) {
       Scalar const et = e(s, k, t);
       Scalar const* row = &m(t, j0);
-      for (int q = 0; q < width; ++q) acc[q] += row[q] * et;
+      for (int q = 0; q < Width; ++q) acc[q] += row[q] * et;
     }
   }
 };

@@ -10,6 +10,7 @@
 
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
+#include "algorithms/impl/register_strips.hpp"
 #include "core/chunk_size.hpp"
 
 #include <type_traits>
@@ -104,13 +105,14 @@ struct TtAssembly {
     return acc;
   }
 
-  /// contribution(s, a, ub) for every ub, written to out[ub], in strips held in registers (same sums, same order).
+  /// contribution(s, a, ub) for every ub, written to out[ub], in strips of constant width held in registers
+  /// (for_each_strip; same sums, same order).
   KOKKOS_INLINE_FUNCTION void row_contribution(int s, int a, Scalar* out) const {
     int const k1 = int(mu.extent(1));
     int const n_ub = int(s_kr.extent(2));
-    for (int j0 = 0; j0 < n_ub; j0 += assembly_strip) {
-      int const width = n_ub - j0 < assembly_strip ? n_ub - j0 : assembly_strip;
-      Scalar acc[assembly_strip];
+    for_each_strip<assembly_strip>(n_ub, [&](auto strip_width, int j0) {
+      constexpr int width = decltype(strip_width)::value;
+      Scalar acc[width];
       for (int q = 0; q < width; ++q) acc[q] = 0;
       for (int k = 0; k < k1; ++k) {
         Scalar const m = mu(s, k, a);
@@ -124,7 +126,7 @@ struct TtAssembly {
         }
       }
       for (int q = 0; q < width; ++q) out[j0 + q] = acc[q];
-    }
+    });
   }
 
   void per_probe(ExecutionSpace const& space, Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace> out,
