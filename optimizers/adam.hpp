@@ -9,6 +9,7 @@
 #include "optimizers/optimizer_common.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace t3k {
 
@@ -48,7 +49,9 @@ void scale_core(ExecutionSpace const& space, View const& v, double alpha) {
 
 /// Riemannian Adam. Each step: transport m to the current tangent space, m <- b1 m + (1-b1) g, per-core second
 /// moments v_c <- b2 v_c + (1-b2) ||g_c||^2 / size_c, bias correction, delta_c = -alpha m^_c / (sqrt(v^_c) + eps)
-/// core by core (per-core scaling keeps the gauge), X <- R_X(delta).
+/// core by core (per-core scaling keeps the gauge), X <- R_X(delta). Full batch: a step starts from the full-loss
+/// evaluation of its point where there is one (eval_every), so each point's probe jets are formed once, and the
+/// residual is written into the previous step's array (perf/README.md, session 14).
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
@@ -77,6 +80,10 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     for (std::size_t i = 0; i < d; ++i) entries += z.tucker[i].span() + z.tt[i].span();
   }
   double alpha = 0, full_loss = 0, g0 = 0;
+  bool const full = batch_size == w;
+  // Full batch: the full loss at x is the loss the next step's gradient needs, so that step takes the evaluation
+  // (residual included) instead of forming the same probe jets again. Empty when the last full loss is not at x.
+  std::optional<LossEvaluation<Scalar, MemorySpace>> full_eval_at_x;
   auto m = zero_variation<Scalar>(space, frame, 1);
   std::vector<double> second(2 * d, 0.0);
   std::size_t first = 1;
@@ -96,15 +103,17 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     first = resume->iteration + 1;
   } else {
     alpha = options.alpha_rel * double(t3k::norm(space, x0)) / std::sqrt(double(entries));
-    full_loss = evaluate_loss(space, problem, x).loss;
+    auto at_x0 = evaluate_loss(space, problem, x);
+    full_loss = at_x0.loss;
+    if (full) full_eval_at_x = std::move(at_x0);
     keeper.record(0, full_loss, 0, 0);
   }
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
-    bool const full = batch_size == w;
     auto batch = full ? std::vector<std::size_t>() : sampler.next();
     auto sub = full ? problem : impl::minibatch_problem(space, problem, batch);
-    auto eval = evaluate_loss(space, sub, x, session.spare_residual);
+    auto eval = full_eval_at_x ? std::move(*full_eval_at_x) : evaluate_loss(space, sub, x, session.spare_residual);
+    full_eval_at_x.reset();
     session.spare_residual = eval.residual;  // the next minibatch of the same size overwrites it
     auto g = riemannian_gradient(space, sub, frame, eval, chunk);
     double const scale = full ? 1.0 : double(w) / double(batch.size());
@@ -137,7 +146,13 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     frame = frame_new;
     double const previous = full_loss;
     if (it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations) {
-      full_loss = evaluate_loss(space, problem, x).loss;
+      if (full) {
+        // Into the step's residual, which the gradient above was the last to read.
+        full_eval_at_x = evaluate_loss(space, problem, x, session.spare_residual);
+        full_loss = full_eval_at_x->loss;
+      } else {
+        full_loss = evaluate_loss(space, problem, x).loss;
+      }
     }
     auto const& rec = keeper.record(it, full_loss, gnorm, step, scale * eval.loss);
     if (impl::checkpoint_due(checkpoint, it)) {

@@ -277,6 +277,15 @@ void every_optimizer_resumes_exactly() {
         return t3k::adam(space, problem, x0, o, c);
       },
       "adam");
+  // Full batch: each step takes the full-loss evaluation of the point it starts from (residual included) where the
+  // uninterrupted run has one, while the resumed run forms it afresh.
+  resume_reproduces_uninterrupted<C>(
+      [](auto const& space, auto const& problem, auto const& x0, Control const& c) {
+        t3k::AdamOptions o;
+        o.common.max_iterations = 6;
+        return t3k::adam(space, problem, x0, o, c);
+      },
+      "adam (full batch)");
 }
 
 // evaluate_loss against a host reference (weighted loss 0.5 sum c ||z - y||^2, residual c (z - y) in the scalar
