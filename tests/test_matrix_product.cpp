@@ -540,7 +540,7 @@ void column_slabs_partition_the_columns() {
 // one strip of each narrower width after them.
 constexpr int test_strip = 16;
 
-// Records the strips for_each_strip hands out (a functor with device-legal code: nvcc rejects a host lambda called
+// Records the strips for_each_strip hands out (a functor with device-legal code: nvcc warns about a host lambda called
 // from the helper, which is a host-and-device function).
 struct StripRecorder {
   int* starts;
