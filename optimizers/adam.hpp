@@ -50,8 +50,8 @@ void scale_core(ExecutionSpace const& space, View const& v, double alpha) {
 /// Riemannian Adam. Each step: transport m to the current tangent space, m <- b1 m + (1-b1) g, per-core second
 /// moments v_c <- b2 v_c + (1-b2) ||g_c||^2 / size_c, bias correction, delta_c = -alpha m^_c / (sqrt(v^_c) + eps)
 /// core by core (per-core scaling keeps the gauge), X <- R_X(delta). Full batch: a step starts from the full-loss
-/// evaluation of its point where there is one (eval_every), so each point's probe jets are formed once, and the
-/// residual is written into the previous step's array (perf/README.md, session 14).
+/// evaluation of its point where there is one (eval_every), so each point's probe jets are formed once, and that
+/// evaluation writes into the residual array of the step before it instead of a fresh one (perf/README.md, session 14).
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
