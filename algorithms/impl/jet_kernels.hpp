@@ -266,11 +266,16 @@ struct ContractJetsRows {
     CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
     CoefficientPairRows<Scalar> const rows = coefficient_pair_rows(pairs, ymat, v, s);  // a: Y^(a), P x Q; b: v^(b)
     Scalar* const o = &out(s, n, 0);
+    int x0 = 0;
     if (first) {
-      for_each_strip<max_strip>(n_out,
-                                [&](auto width, int x0) { sum_over_first<decltype(width)::value>(o, rows, x0); });
+      // The two widest strips as loops of their own, then for_each_strip's constant-width remainder (8, 4, 2, 1):
+      // with the 16-wide strip behind the remainder's single-strip branch, GCC 12 compiled its float sums as 16
+      // scalar multiply-adds, and issue 8's float J^T took ~7% longer (perf/README.md, session 14).
+      for (; x0 + max_strip <= n_out; x0 += max_strip) sum_over_first<max_strip>(o, rows, x0);
+      for (; x0 + max_strip / 2 <= n_out; x0 += max_strip / 2) sum_over_first<max_strip / 2>(o, rows, x0);
+      for_each_remainder_strip<max_strip / 4>(
+          x0, n_out, [&](auto width, int x) { sum_over_first<decltype(width)::value>(o, rows, x); });
     } else {
-      int x0 = 0;
       for (; x0 + dot_rows <= n_out; x0 += dot_rows) sum_over_second<dot_rows>(o, rows, x0);
       for (; x0 < n_out; ++x0) sum_over_second<1>(o, rows, x0);
     }
