@@ -40,6 +40,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
   struct Views {
     std::vector<Jet3<Scalar, Mem>> xi, nu;
     Jet3<Scalar, Mem> mu, mu_next, eta, pack;
+    std::vector<Jet3<Scalar, Mem>> core_by_tucker;  // G_i with axes (u, a, b), for the right-to-left steps
     Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> transient;
   };
   std::size_t transient_size = 0;
@@ -61,12 +62,21 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     v.eta = arena.take3(cat, c, k1, n_max);
     v.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c, threads), kl, big_n_max);
     v.transient = arena.take1(cat, c * k1 * transient_size);
+    for (std::size_t i = 0; i < d; ++i) {
+      bool const used = i >= 1 && !khatri_rao_first<ExecutionSpace>(r[i]);
+      v.core_by_tucker.push_back(arena.take3(WorkspaceCategory::fixed, used ? n[i] : 0, r[i], r[i + 1]));
+    }
     return v;
   };
   std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
   auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace",
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views const& v = built.first;
+  for (std::size_t i = 0; i < d; ++i) {  // once per call
+    if (v.core_by_tucker[i].extent(0) == 0) continue;
+    permute_core_axes(space, "t3k::probe_derivatives::core_by_tucker", v.core_by_tucker[i],
+                      Jet3<Scalar const, Mem>(x.tt_core(i).data(), r[i], n[i], r[i + 1]), CoreAxes::first_two);
+  }
 
   // The chunk a pass works on starts at probe s0.
   std::size_t s0 = 0;
@@ -86,7 +96,10 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
       apply_to_probe_pair(space, "t3k::probe_derivatives::xi", rows_of(v.xi[i], n[i]), u, ww[i], pp[i], first_probe,
                           probe_pack_slot(v.pack, g));
     }
-    // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]).
+    // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]), as D[u,a] = sum_b G_i[a,u,b]
+    // nu[i+1][b] and then nu[i][a] = sum_u xi_i[u] D[u,a]: with G_i's axes (u, a, b) (core_by_tucker) the product
+    // puts a last, so that the contraction sums whole rows of D into a contiguous output (its fast axpy form; summing
+    // over the last axis instead, D[a,u] with G_i as stored, took twice as long per probe at ranks 8).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(r[i])) {
@@ -99,13 +112,13 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
             as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i], n[i] * r[i + 1]), MatrixSide::rows_out);
         continue;
       }
-      auto dmat = transient4(r[i], n[i]);
-      apply_matrix(space, "t3k::probe_derivatives::core_times_nu",
-                   Jet3<Scalar, Mem>(dmat.data(), g.count, k1, r[i] * n[i]),
-                   Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
-                   as_matrix<Scalar, Mem>(x.tt_core(i).data(), r[i] * n[i], r[i + 1]), MatrixSide::rows_out, false);
+      auto dmat = transient4(n[i], r[i]);
+      apply_matrix(
+          space, "t3k::probe_derivatives::core_times_nu", Jet3<Scalar, Mem>(dmat.data(), g.count, k1, n[i] * r[i]),
+          Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
+          as_matrix<Scalar, Mem>(v.core_by_tucker[i].data(), n[i] * r[i], r[i + 1]), MatrixSide::rows_out, false);
       contract_jets(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]), Jet4<Scalar const, Mem>(dmat),
-                    ContractAxis::second, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
+                    ContractAxis::first, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
     }
     // Left-to-right: E_i = mu[i] . G_i, eta_i = E_i * nu[i+1], z_i = U_i^T eta_i, mu[i+1] = E_i * xi_i.
     fill_ones_jet(space, rows_of(mu, r[0]));

@@ -68,8 +68,8 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1); });
   auto& w = built.first;
   for (std::size_t i = 0; i < d; ++i) {  // O_i with axes (a, b, o), the factor of E in step (3); once per call
-    permute_last_axes(space, "t3k::probe_derivatives_transpose::outer_by_right", w.outer_by_right[i],
-                      J3c(frame.outer_tt(i)));
+    permute_core_axes(space, "t3k::probe_derivatives_transpose::outer_by_right", w.outer_by_right[i],
+                      J3c(frame.outer_tt(i)), CoreAxes::last_two);
   }
 
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();

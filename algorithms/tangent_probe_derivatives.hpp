@@ -53,8 +53,16 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     std::vector<J3> sigma, sigma_next;      // per tangent, current edge only
     J3 eta, deta, pack;
     std::array<Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>, 3> t;
+    // The cores of the right-to-left steps with axes (u, a, b) (permute_core_axes), filled once per call: R_i, O_i,
+    // L_i and each tangent's H_i (empty where a step is Khatri-Rao first, or has no such factor).
+    std::vector<J3> right_by_tucker, outer_by_tucker, left_by_tucker;
+    std::vector<std::vector<J3>> h_by_tucker;
   };
   std::size_t const threads = block_threads(space);
+  // Whether step i >= 1 of the right-to-left sweep forms the core products first (else Khatri-Rao jets first).
+  auto product_first_right_step = [&](std::size_t i) {
+    return i >= 1 && !khatri_rao_first<ExecutionSpace>(min_of(rr[i], rl[i]));
+  };
   auto layout = [&](WorkspaceArena<Scalar, Mem>& arena, std::size_t c) {
     Views w;
     auto const cat = WorkspaceCategory::sweep;
@@ -73,12 +81,35 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     w.deta = arena.take3(cat, c, k1, vec_max);
     w.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c, threads), kl, impl::max_element_or(big_n, 1));
     for (auto& buffer : w.t) buffer = arena.take1(cat, c * k1 * transient);
+    auto const fixed = WorkspaceCategory::fixed;
+    w.h_by_tucker.resize(nt);
+    for (std::size_t i = 0; i < d; ++i) {
+      bool const used = product_first_right_step(i);
+      w.right_by_tucker.push_back(arena.take3(fixed, used ? nu[i] : 0, rr[i], rr[i + 1]));
+      w.outer_by_tucker.push_back(arena.take3(fixed, used ? no[i] : 0, rl[i], rr[i + 1]));
+      w.left_by_tucker.push_back(arena.take3(fixed, used && i + 1 < d ? nu[i] : 0, rl[i], rl[i + 1]));
+      for (std::size_t t = 0; t < nt; ++t)
+        w.h_by_tucker[t].push_back(arena.take3(fixed, used ? nu[i] : 0, rl[i], rr[i + 1]));
+    }
     return w;
   };
   std::size_t const c = sweep_chunk_rows<ExecutionSpace, Scalar, Mem>(chunk, n_probes, layout);
   auto built = build_workspace<Scalar, Mem>(space, "t3k::tangent_probe_derivatives::workspace",
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views const& w = built.first;
+  auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
+  for (std::size_t i = 0; i < d; ++i) {
+    if (!product_first_right_step(i)) continue;
+    auto by_tucker = [&](J3 const& out, Scalar const* core, std::size_t a, std::size_t b) {
+      if (out.extent(0) == 0) return;
+      permute_core_axes(space, "t3k::tangent_probe_derivatives::core_by_tucker", out, J3c(core, a, out.extent(0), b),
+                        CoreAxes::first_two);
+    };
+    by_tucker(w.right_by_tucker[i], frame.right_tt(i).data(), rr[i], rr[i + 1]);
+    by_tucker(w.outer_by_tucker[i], frame.outer_tt(i).data(), rl[i], rr[i + 1]);
+    by_tucker(w.left_by_tucker[i], frame.left_tt(i).data(), rl[i], rl[i + 1]);
+    for (std::size_t t = 0; t < nt; ++t) by_tucker(w.h_by_tucker[t][i], h_of(t, i), rl[i], rr[i + 1]);
+  }
 
   // The chunk a pass works on starts at probe s0.
   std::size_t s0 = 0;
@@ -98,7 +129,6 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     std::vector<J3> const* sigma = &w.sigma;
     std::vector<J3> const* sigma_next = &w.sigma_next;
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
-    auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
     auto v_of = [&](std::size_t t, std::size_t i) { return v.tucker[i].data() + t * no[i] * big_n[i]; };
 
     // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i.
@@ -112,7 +142,9 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
       }
     }
     // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
-    //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1].
+    //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1]. The products are formed with the
+    //     cores' axes (u, a, b) (*_by_tucker), so that each lands as (u, a) and its contraction with xi_i or dxi_i
+    //     sums whole rows into a contiguous output (the fast axpy form of contract_jets, as in the probe sweep).
     //     Wide ranks take the same sums Khatri-Rao jet first (khatri_rao_first):
     //     nu[i] = (xi_i ⊛ nu[i+1]) . R_i^T and
     //     tau[i] = (xi_i ⊛ nu[i+1]) . H_i^T + [i <= d-2] (xi_i ⊛ tau[i+1]) . L_i^T + (dxi_i ⊛ nu[i+1]) . O_i^T.
@@ -145,26 +177,26 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
         }
         continue;
       }
-      auto dm = t4(0, rr[i], nu[i]);
+      auto dm = t4(0, nu[i], rr[i]);
       apply_matrix(space, "t3k::tangent_probe_derivatives::r_nu", flat(dm), c3(w.nu[i + 1], rr[i + 1]),
-                   mat(frame.right_tt(i).data(), rr[i] * nu[i], rr[i + 1]), MatrixSide::rows_out, false);
-      contract_jets(space, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::second,
+                   mat(w.right_by_tucker[i].data(), nu[i] * rr[i], rr[i + 1]), MatrixSide::rows_out, false);
+      contract_jets(space, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::first,
                     c3(w.xi[i], nu[i]), JetPairing::product, false);
-      auto fm = t4(1, rl[i], no[i]);
+      auto fm = t4(1, no[i], rl[i]);
       apply_matrix(space, "t3k::tangent_probe_derivatives::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
-                   mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
+                   mat(w.outer_by_tucker[i].data(), no[i] * rl[i], rr[i + 1]), MatrixSide::rows_out, false);
       for (std::size_t t = 0; t < nt; ++t) {
-        auto bm = t4(2, rl[i], nu[i]);
+        auto bm = t4(2, nu[i], rl[i]);
         apply_matrix(space, "t3k::tangent_probe_derivatives::h_nu", flat(bm), c3(w.nu[i + 1], rr[i + 1]),
-                     mat(h_of(t, i), rl[i] * nu[i], rr[i + 1]), MatrixSide::rows_out, false);
+                     mat(w.h_by_tucker[t][i].data(), nu[i] * rl[i], rr[i + 1]), MatrixSide::rows_out, false);
         if (i + 1 < d) {
           apply_matrix(space, "t3k::tangent_probe_derivatives::l_tau", flat(bm), c3(w.tau[t][i + 1], rl[i + 1]),
-                       mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]), MatrixSide::rows_out, true);
+                       mat(w.left_by_tucker[i].data(), nu[i] * rl[i], rl[i + 1]), MatrixSide::rows_out, true);
         }
         contract_jets(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J4c(bm),
-                      ContractAxis::second, c3(w.xi[i], nu[i]), JetPairing::product, false);
+                      ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);
         contract_jets(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J4c(fm),
-                      ContractAxis::second, c3(w.dxi[t][i], no[i]), JetPairing::product, true);
+                      ContractAxis::first, c3(w.dxi[t][i], no[i]), JetPairing::product, true);
       }
     }
     // (3) Left to right.
