@@ -36,9 +36,17 @@ constexpr std::size_t reduction_block_size_for() {
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
 /// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
 /// the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
-/// host_chunk_khatri_rao_bytes; probes, probe jets and J: that chunk), per thread when the space spreads block
-/// products over its threads (impl::host_chunk_rows). Device backends have no cap: their kernels want rows.
+/// host_chunk_khatri_rao_bytes; probes, probe jets and J: the chunk of host_sweep_chunk_workspace_bytes instead), per
+/// thread when the space spreads block products over its threads (impl::host_chunk_rows). Device backends have no
+/// cap: their kernels want rows.
 constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
+
+/// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
+/// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
+/// of a core's L2 cache runs faster than one of the last level. Measured (perf/README.md, session 15) at d = 6,
+/// n = r = 8 on an AVX-512 Xeon with 2 MiB of L2 per core: against 8 MiB, 5-12% faster at N = 64 (W = 10^5) on one
+/// and two threads, level at N = 1024 except J (7-12% faster); 1 MiB was level with 2 MiB or up to 6% slower.
+constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
 
 /// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
 /// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in

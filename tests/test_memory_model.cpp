@@ -332,7 +332,7 @@ void chunk_loops_allocate_once_per_call() {
 }
 
 // The probe sweeps (here J) take `auto` as their default: all probes at once on device backends, on host backends
-// the whole blocks whose workspace fits host_chunk_workspace_bytes per thread (impl::host_chunk_rows). The
+// the whole blocks whose workspace fits host_sweep_chunk_workspace_bytes per thread (impl::host_chunk_rows). The
 // result equals one pass bitwise, and the measured workspace is the one of the predicted chunk (the workspace is affine
 // in the chunk rows).
 template <class C>
@@ -370,8 +370,10 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   std::size_t const b = block_of<C>() * t3k::impl::block_threads(space);
   std::size_t const per_row = (peak(t3k::ChunkSize::of(2 * b)) - peak(t3k::ChunkSize::of(b))) / b;
   ASSERT_GT(per_row, 0u);
-  std::size_t const expected_rows =
-      t3k::impl::runs_on_host<Exec>() ? t3k::impl::host_chunk_rows(per_row, w, t3k::impl::block_threads(space)) : w;
+  std::size_t const expected_rows = t3k::impl::runs_on_host<Exec>()
+                                        ? t3k::impl::host_chunk_rows(per_row, w, t3k::impl::block_threads(space),
+                                                                     t3k::host_sweep_chunk_workspace_bytes)
+                                        : w;
   if (t3k::impl::runs_on_host<Exec>()) {
     ASSERT_LT(expected_rows, w) << "the case must exceed the host cap";
   }
