@@ -44,8 +44,9 @@ constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
 /// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
 /// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
 /// of a core's L2 cache runs faster than one of the last level. Measured (perf/README.md, session 15) at d = 6,
-/// n = r = 8 on an AVX-512 Xeon with 2 MiB of L2 per core: against 8 MiB, 5-12% faster at N = 64 (W = 10^5) on one
-/// and two threads, level at N = 1024 except J (7-12% faster); 1 MiB was level with 2 MiB or up to 6% slower.
+/// n = r = 8 on an AVX-512 Xeon with 2 MiB of L2 per core: against 8 MiB, 2-12% faster at N = 64 (W = 10^5) on one
+/// and two threads, level at N = 1024 except J (3-12% faster); 1 MiB was within a few percent of 2 MiB either way
+/// (jets at N = 1024 up to 6% slower, J there on two threads 5% faster).
 constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
 
 /// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
