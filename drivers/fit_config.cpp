@@ -92,6 +92,7 @@ KeySpec const mc_sgd_keys[] = {
     {"schedule", Kind::choice, 0, false, 0, false, "constant|inverse_time|cosine"},
     {"decay", Kind::real, 0, true, inf, false, nullptr},
     {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
+    {"keep_loss_stack", Kind::boolean, 0, false, 0, false, nullptr},
 };
 
 KeySpec const adam_keys[] = {
@@ -101,6 +102,7 @@ KeySpec const adam_keys[] = {
     {"beta2", Kind::real, 0, false, 1, true, nullptr},
     {"epsilon", Kind::real, 0, true, inf, false, nullptr},
     {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
+    {"keep_loss_stack", Kind::boolean, 0, false, 0, false, nullptr},
 };
 
 struct OptimizerTable {

@@ -555,6 +555,7 @@ Result run_optimizer(Config const& config, Space const& space, Problem const& pr
     set_number(o, "curvature_batches", opt.curvature_batches);
     set_number(o, "decay", opt.decay);
     set_number(o, "eval_every", opt.eval_every);
+    set_flag(o, "keep_loss_stack", opt.keep_loss_stack);
     auto it = o.words.find("schedule");
     if (it != o.words.end()) {
       opt.schedule = it->second == "inverse_time" ? StepSchedule::inverse_time
@@ -575,6 +576,7 @@ Result run_optimizer(Config const& config, Space const& space, Problem const& pr
   set_number(o, "beta2", opt.beta2);
   set_number(o, "epsilon", opt.epsilon);
   set_number(o, "eval_every", opt.eval_every);
+  set_flag(o, "keep_loss_stack", opt.keep_loss_stack);
   if (opt.batch_size > problem.n_global_probes()) {
     throw config.error_at("optimizer.batch_size", "is out of range: larger than the number of probes W = " +
                                                       std::to_string(problem.n_global_probes()));

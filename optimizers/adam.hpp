@@ -21,6 +21,9 @@ struct AdamOptions {
   double beta2 = 0.999;
   double epsilon = 1e-8;
   std::size_t eval_every = 1;  ///< full loss every this many steps (minibatches)
+  /// Minibatches: keep the full loss's probe-jet stack allocated between its evaluations (as McSgdOptions'). The full
+  /// batch always evaluates into the step's residual, which the next step takes.
+  bool keep_loss_stack = false;
 };
 
 namespace impl {
@@ -84,6 +87,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   // Full batch: the full loss at x is the loss the next step's gradient needs, so that step takes the evaluation
   // (residual included) instead of forming the same probe jets again. Empty when the last full loss is not at x.
   std::optional<LossEvaluation<Scalar, MemorySpace>> full_eval_at_x;
+  ProbeJets<Scalar, MemorySpace> loss_stack;  // minibatches: the full loss's probe jets, with keep_loss_stack
   auto m = zero_variation<Scalar>(space, frame, 1);
   std::vector<double> second(2 * d, 0.0);
   std::size_t first = 1;
@@ -103,9 +107,12 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     first = resume->iteration + 1;
   } else {
     alpha = options.alpha_rel * double(t3k::norm(space, x0)) / std::sqrt(double(entries));
-    auto at_x0 = evaluate_loss(space, problem, x);
-    full_loss = at_x0.loss;
-    if (full) full_eval_at_x = std::move(at_x0);
+    if (full) {
+      full_eval_at_x = evaluate_loss(space, problem, x);
+      full_loss = full_eval_at_x->loss;
+    } else {
+      full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
+    }
     keeper.record(0, full_loss, 0, 0);
   }
   result.reason = "maximum iterations reached";
@@ -151,7 +158,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
         full_eval_at_x = evaluate_loss(space, problem, x, session.spare_residual);
         full_loss = full_eval_at_x->loss;
       } else {
-        full_loss = evaluate_loss(space, problem, x).loss;
+        full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
       }
     }
     auto const& rec = keeper.record(it, full_loss, gnorm, step, scale * eval.loss);

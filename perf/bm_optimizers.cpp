@@ -7,7 +7,9 @@
 // Gauss-Newton products' J v); the second reuses them, as every later iteration of a fit does.
 // newton_cg runs its default CG (forcing term 0.1, at most 50 CG steps per outer iteration);
 // mc_sgd uses minibatches of 64 and a fixed step (its automatic step costs 32 extra GN products up front, reported
-// separately by BM_Optimizer_McSgdAutoStep); adam is full batch.
+// separately by BM_Optimizer_McSgdAutoStep; BM_Optimizer_McSgdKeptLossStack keeps the full loss's probe-jet stack
+// between evaluations, keep_loss_stack, whose second iteration then reuses the stack of the loss at x0); adam is full
+// batch.
 #include "bench_common.hpp"
 
 namespace t3k_bench {
@@ -32,7 +34,7 @@ std::shared_ptr<PlantedFixture> planted(Shape const& s) {
   });
 }
 
-enum class Optimizer { newton_cg, gradient_descent, mc_sgd, mc_sgd_auto_step, adam };
+enum class Optimizer { newton_cg, gradient_descent, mc_sgd, mc_sgd_auto_step, mc_sgd_kept_loss_stack, adam };
 
 template <Optimizer Which>
 void BM_Optimizer(benchmark::State& state) {
@@ -54,10 +56,12 @@ void BM_Optimizer(benchmark::State& state) {
       t3k::GradientDescentOptions o;
       o.common = common;
       r = t3k::gradient_descent(space, f->problem, f->x0, o);
-    } else if constexpr (Which == Optimizer::mc_sgd || Which == Optimizer::mc_sgd_auto_step) {
+    } else if constexpr (Which == Optimizer::mc_sgd || Which == Optimizer::mc_sgd_auto_step ||
+                         Which == Optimizer::mc_sgd_kept_loss_stack) {
       t3k::McSgdOptions o;
       o.common = common;
-      if (Which == Optimizer::mc_sgd) o.step = 1e-4;
+      if (Which != Optimizer::mc_sgd_auto_step) o.step = 1e-4;
+      o.keep_loss_stack = Which == Optimizer::mc_sgd_kept_loss_stack;
       r = t3k::mc_sgd(space, f->problem, f->x0, o);
     } else {
       t3k::AdamOptions o;
@@ -99,11 +103,13 @@ void BM_Optimizer_NewtonCg(benchmark::State& s) { BM_Optimizer<Optimizer::newton
 void BM_Optimizer_GradientDescent(benchmark::State& s) { BM_Optimizer<Optimizer::gradient_descent>(s); }
 void BM_Optimizer_McSgd(benchmark::State& s) { BM_Optimizer<Optimizer::mc_sgd>(s); }
 void BM_Optimizer_McSgdAutoStep(benchmark::State& s) { BM_Optimizer<Optimizer::mc_sgd_auto_step>(s); }
+void BM_Optimizer_McSgdKeptLossStack(benchmark::State& s) { BM_Optimizer<Optimizer::mc_sgd_kept_loss_stack>(s); }
 void BM_Optimizer_Adam(benchmark::State& s) { BM_Optimizer<Optimizer::adam>(s); }
 BENCHMARK(BM_Optimizer_NewtonCg)->Apply(mid_size);
 BENCHMARK(BM_Optimizer_GradientDescent)->Apply(mid_size);
 BENCHMARK(BM_Optimizer_McSgd)->Apply(mid_size);
 BENCHMARK(BM_Optimizer_McSgdAutoStep)->Apply(mid_size);
+BENCHMARK(BM_Optimizer_McSgdKeptLossStack)->Apply(mid_size);
 BENCHMARK(BM_Optimizer_Adam)->Apply(mid_size);
 
 void BM_Optimizer_NewtonCg_Smoke(benchmark::State& s) { BM_Optimizer<Optimizer::newton_cg>(s); }

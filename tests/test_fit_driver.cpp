@@ -323,12 +323,14 @@ void resume_gradient_descent() {
 void resume_mc_sgd() {
   resumed_run_equals_uninterrupted(
       "  name: mc_sgd\n  max_iterations: 9\n  batch_size: 50\n  schedule: cosine\n  eval_every: 2\n"
-      "  tol_gradient: 0\n  seed: 7\n",
+      "  tol_gradient: 0\n  seed: 7\n  keep_loss_stack: true\n",
       4);
 }
 void resume_adam() {
   resumed_run_equals_uninterrupted(
-      "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n", 6);
+      "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n"
+      "  keep_loss_stack: true\n",
+      6);
 }
 
 void resume_rejects_a_missing_or_foreign_checkpoint() {

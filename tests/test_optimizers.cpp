@@ -4,6 +4,7 @@
 
 #include "algorithms/random_t3.hpp"
 #include "algorithms/to_dense.hpp"
+#include "core/memory_tracking.hpp"
 #include "optimizers/adam.hpp"
 #include "optimizers/gradient_descent.hpp"
 #include "optimizers/mc_sgd.hpp"
@@ -209,16 +210,42 @@ void minibatch_fits_are_reproducible() {
   EXPECT_NE(a.history.back().loss, c.history.back().loss);
 }
 
+// Two fits are the same bit for bit: every history record's loss and gradient norm, and the final T3's cores.
+template <class Result>
+void expect_same_fit(Result const& expected, Result const& got, char const* name) {
+  ASSERT_EQ(got.history.size(), expected.history.size()) << name;
+  for (std::size_t k = 0; k < expected.history.size(); ++k) {
+    EXPECT_EQ(got.history[k].loss, expected.history[k].loss) << name << " iteration " << k;
+    EXPECT_EQ(got.history[k].gradient_norm, expected.history[k].gradient_norm) << name << " iteration " << k;
+  }
+  auto a = host_t3(expected.x), b = host_t3(got.x);
+  EXPECT_EQ(a.g, b.g) << name;
+  EXPECT_EQ(a.u, b.u) << name;
+}
+
+// gradient_case's planted problem on 120 probes (1% noise) and a start at a 10% perturbation of the planted T3.
+template <class C>
+struct SmallFit {
+  t3k::FittingProblem<typename C::scalar_type, typename C::memory_space> problem;
+  t3k::TuckerTensorTrain<typename C::scalar_type, typename C::memory_space> x0;
+};
+template <class C>
+SmallFit<C> small_fit(typename C::execution_space const& space, std::uint64_t seed) {
+  auto pc = gradient_case();
+  auto truth = t3k::random_t3<typename C::scalar_type>(space, pc.big_n, pc.n, pc.r, seed);
+  return {t3k::make_planted_problem(space, truth, 120, pc.order, 0.01, seed + 1),
+          t3k::perturb_t3(space, truth, 0.1, seed + 2)};
+}
+
 // Resuming from the checkpoint of iteration 3 reproduces iterations 4..6 of an uninterrupted run bit for bit.
 template <class C, class Fit>
 void resume_reproduces_uninterrupted(Fit&& fit_fn, char const* name) {
   using S = typename C::scalar_type;
   using M = typename C::memory_space;
   typename C::execution_space space;
-  auto pc = gradient_case();
-  auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 61);
-  auto problem = t3k::make_planted_problem(space, truth, 120, pc.order, 0.01, 62);
-  auto x0 = t3k::perturb_t3(space, truth, 0.1, 63);
+  auto const fit = small_fit<C>(space, 61);
+  auto const& problem = fit.problem;
+  auto const& x0 = fit.x0;
   std::vector<t3k::OptimizerCheckpoint<S, M>> saved;
   t3k::CheckpointControl<S, M> control;
   control.every = 3;
@@ -229,14 +256,7 @@ void resume_reproduces_uninterrupted(Fit&& fit_fn, char const* name) {
   t3k::CheckpointControl<S, M> resume;
   resume.resume_from = &saved[0];
   auto resumed = fit_fn(space, problem, x0, resume);
-  ASSERT_EQ(resumed.history.size(), full.history.size()) << name;
-  for (std::size_t k = 0; k < full.history.size(); ++k) {
-    EXPECT_EQ(resumed.history[k].loss, full.history[k].loss) << name << " iteration " << k;
-    EXPECT_EQ(resumed.history[k].gradient_norm, full.history[k].gradient_norm) << name << " iteration " << k;
-  }
-  auto a = host_t3(full.x), b = host_t3(resumed.x);
-  EXPECT_EQ(a.g, b.g) << name;
-  EXPECT_EQ(a.u, b.u) << name;
+  expect_same_fit(full, resumed, name);
 }
 
 template <class C>
@@ -354,6 +374,46 @@ void reused_buffers_give_the_same_bits() {
   }
 }
 
+// keep_loss_stack (mc_sgd, minibatch adam): the same iterates bit for bit, and the full loss's probe-jet stack
+// allocated once per fit instead of once per full-loss evaluation (one View per mode each time).
+template <class C>
+void kept_loss_stack_gives_the_same_iterates() {
+  using M = typename C::memory_space;
+  typename C::execution_space space;
+  auto const fit = small_fit<C>(space, 71);
+  auto const& problem = fit.problem;
+  auto const& x0 = fit.x0;
+  std::size_t const d = x0.n_modes();
+  // Full losses at x0, at iterations 2, 4, 6 and at the end (7): five evaluations.
+  std::size_t const iterations = 7, eval_every = 2, evaluations = 5;
+  auto run = [&](auto const& fit_fn, bool keep, std::int64_t& allocations) {
+    space.fence();
+    t3k::AllocationTracker tracker;
+    auto result = fit_fn(keep);
+    space.fence();
+    allocations = tracker.allocations(M().name());
+    return result;
+  };
+  auto check = [&](auto const& fit_fn, char const* name) {
+    std::int64_t allocations_fresh = 0, allocations_kept = 0;
+    auto fresh = run(fit_fn, false, allocations_fresh);
+    auto kept = run(fit_fn, true, allocations_kept);
+    expect_same_fit(fresh, kept, name);
+    EXPECT_EQ(allocations_fresh - allocations_kept, std::int64_t((evaluations - 1) * d)) << name;
+  };
+  // The same settings for both (McSgdOptions and AdamOptions share these fields).
+  auto with_settings = [&](auto o, bool keep) {
+    o.common.max_iterations = iterations;
+    o.common.tol_gradient = 0;
+    o.batch_size = 50;
+    o.eval_every = eval_every;
+    o.keep_loss_stack = keep;
+    return o;
+  };
+  check([&](bool keep) { return t3k::mc_sgd(space, problem, x0, with_settings(t3k::McSgdOptions{}, keep)); }, "mc_sgd");
+  check([&](bool keep) { return t3k::adam(space, problem, x0, with_settings(t3k::AdamOptions{}, keep)); }, "adam");
+}
+
 template <class C>
 class OptimizerTest : public ::testing::Test {};
 TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
@@ -371,5 +431,6 @@ TYPED_TEST(OptimizerTest, AutoChunkIteratesEqualNone) { auto_chunk_iterates_equa
 TYPED_TEST(OptimizerTest, EveryOptimizerResumesExactly) { every_optimizer_resumes_exactly<TypeParam>(); }
 TYPED_TEST(OptimizerTest, MinibatchFitsAreReproducible) { minibatch_fits_are_reproducible<TypeParam>(); }
 TYPED_TEST(OptimizerTest, ReusedBuffersGiveTheSameBits) { reused_buffers_give_the_same_bits<TypeParam>(); }
+TYPED_TEST(OptimizerTest, KeptLossStackGivesTheSameIterates) { kept_loss_stack_gives_the_same_iterates<TypeParam>(); }
 
 }  // namespace
