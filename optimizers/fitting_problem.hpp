@@ -193,14 +193,11 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
   return out;
 }
 
-/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). For a sharded problem J^T sums
-/// this rank's rows and one reduction over ranks finishes the sum (collective; the result is the same bits on every
-/// rank). **Blocking:** no for one rank, yes for several.
 /// The full loss at x for the minibatch optimizers (mc_sgd, adam), which evaluate it every few steps. With `keep`,
 /// the probe jets go into `stack` (the previous evaluation's, when it fits) and stay there for the next call: no
 /// fresh W x (K+1) x sum N_i allocation to first-touch per evaluation, at the price of holding it through the
 /// minibatch steps in between (perf/README.md, session 15). Without, `stack` is left empty. The loss has the same bits
-/// either way. **Blocking:** yes (collective for a sharded problem).
+/// either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double full_loss_at(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
                     TuckerTensorTrain<Scalar, MemorySpace> const& x, bool keep, ProbeJets<Scalar, MemorySpace>& stack) {
@@ -210,6 +207,9 @@ double full_loss_at(ExecutionSpace const& space, FittingProblem<Scalar, MemorySp
   return eval.loss;
 }
 
+/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). For a sharded problem J^T sums
+/// this rank's rows and one reduction over ranks finishes the sum (collective; the result is the same bits on every
+/// rank). **Blocking:** no for one rank, yes for several.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space,
                                                      FittingProblem<Scalar, MemorySpace> const& problem,
