@@ -98,13 +98,13 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views const& w = built.first;
   auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
+  // Once per call; the cores a step does not use are empty (the layout's).
+  auto by_tucker = [&](J3 const& out, Scalar const* core, std::size_t a, std::size_t b) {
+    if (out.extent(0) == 0) return;
+    permute_core_axes(space, "t3k::tangent_probe_derivatives::core_by_tucker", out, J3c(core, a, out.extent(0), b),
+                      CoreAxes::first_two);
+  };
   for (std::size_t i = 0; i < d; ++i) {
-    if (!product_first_right_step(i)) continue;
-    auto by_tucker = [&](J3 const& out, Scalar const* core, std::size_t a, std::size_t b) {
-      if (out.extent(0) == 0) return;
-      permute_core_axes(space, "t3k::tangent_probe_derivatives::core_by_tucker", out, J3c(core, a, out.extent(0), b),
-                        CoreAxes::first_two);
-    };
     by_tucker(w.right_by_tucker[i], frame.right_tt(i).data(), rr[i], rr[i + 1]);
     by_tucker(w.outer_by_tucker[i], frame.outer_tt(i).data(), rl[i], rr[i + 1]);
     by_tucker(w.left_by_tucker[i], frame.left_tt(i).data(), rl[i], rl[i + 1]);
