@@ -40,7 +40,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
   struct Views {
     std::vector<Jet3<Scalar, Mem>> xi, nu;
     Jet3<Scalar, Mem> mu, mu_next, eta, pack;
-    std::vector<Jet3<Scalar, Mem>> core_by_tucker;  // G_i with axes (u, a, b), for the right-to-left steps
+    std::vector<Jet3<Scalar, Mem>> core_reversed;  // G_i with axes (b, u, a), for the right-to-left steps
     Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> transient;
   };
   std::size_t transient_size = 0;
@@ -64,7 +64,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     v.transient = arena.take1(cat, c * k1 * transient_size);
     for (std::size_t i = 0; i < d; ++i) {
       bool const used = i >= 1 && !khatri_rao_first<ExecutionSpace>(r[i]);
-      v.core_by_tucker.push_back(arena.take3(WorkspaceCategory::fixed, used ? n[i] : 0, r[i], r[i + 1]));
+      v.core_reversed.push_back(arena.take3(WorkspaceCategory::fixed, used ? r[i + 1] : 0, n[i], r[i]));
     }
     return v;
   };
@@ -73,9 +73,9 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views const& v = built.first;
   for (std::size_t i = 0; i < d; ++i) {  // once per call
-    if (v.core_by_tucker[i].extent(0) == 0) continue;
-    permute_core_axes(space, "t3k::probe_derivatives::core_by_tucker", v.core_by_tucker[i],
-                      Jet3<Scalar const, Mem>(x.tt_core(i).data(), r[i], n[i], r[i + 1]), CoreAxes::first_two);
+    if (v.core_reversed[i].extent(0) == 0) continue;
+    permute_core_axes(space, "t3k::probe_derivatives::core_reversed", v.core_reversed[i],
+                      Jet3<Scalar const, Mem>(x.tt_core(i).data(), r[i], n[i], r[i + 1]), CoreAxes::reversed);
   }
 
   // The chunk a pass works on starts at probe s0.
@@ -97,9 +97,13 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
                           probe_pack_slot(v.pack, g));
     }
     // Right-to-left: nu[i][a] = sum_{u,b} G_i[a,u,b] (xi_i[u] * nu[i+1][b]), as D[u,a] = sum_b G_i[a,u,b]
-    // nu[i+1][b] and then nu[i][a] = sum_u xi_i[u] D[u,a]: with G_i's axes (u, a, b) (core_by_tucker) the product
-    // puts a last, so that the contraction sums whole rows of D into a contiguous output (its fast axpy form; summing
-    // over the last axis instead, D[a,u] with G_i as stored, took twice as long per probe at ranks 8).
+    // nu[i+1][b] and then nu[i][a] = sum_u xi_i[u] D[u,a]. D is laid out (u, a), so that the contraction sums whole
+    // rows of D into a contiguous output (its fast axpy form; summing over the last axis instead, D[a,u] with G_i as
+    // stored, took twice as long per probe at ranks 8). D = nu[i+1] . M with M = G_i's axes reversed (b, u, a)
+    // (core_reversed) is a product of untransposed factors: OpenBLAS runs it in its small-matrix kernels, where
+    // G_i's axes (u, a, b) and a transposed factor took its general path at an inner dimension of 8 (zeroing C, then
+    // packing both factors): the whole right-to-left sweep took 0.26 us per probe, 0.17 us so (d = 6, N = 64,
+    // n = r = 8, K = 0; perf/README.md, session 16).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(r[i])) {
@@ -116,7 +120,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
       apply_matrix(
           space, "t3k::probe_derivatives::core_times_nu", Jet3<Scalar, Mem>(dmat.data(), g.count, k1, n[i] * r[i]),
           Jet3<Scalar const, Mem>(rows_of(v.nu[i + 1], r[i + 1])),
-          as_matrix<Scalar, Mem>(v.core_by_tucker[i].data(), n[i] * r[i], r[i + 1]), MatrixSide::rows_out, false);
+          as_matrix<Scalar, Mem>(v.core_reversed[i].data(), r[i + 1], n[i] * r[i]), MatrixSide::cols_out, false);
       contract_jets(space, "t3k::probe_derivatives::nu", rows_of(v.nu[i], r[i]), Jet4<Scalar const, Mem>(dmat),
                     ContractAxis::first, Jet3<Scalar const, Mem>(rows_of(v.xi[i], n[i])), JetPairing::product, false);
     }

@@ -53,10 +53,10 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     std::vector<J3> sigma, sigma_next;      // per tangent, current edge only
     J3 eta, deta, pack;
     std::array<Kokkos::View<Scalar*, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>, 3> t;
-    // The cores of the right-to-left steps with axes (u, a, b) (permute_core_axes), filled once per call: R_i, O_i,
-    // L_i and each tangent's H_i (empty where a step is Khatri-Rao first, or has no such factor).
-    std::vector<J3> right_by_tucker, outer_by_tucker, left_by_tucker;
-    std::vector<std::vector<J3>> h_by_tucker;
+    // The cores of the right-to-left steps with axes reversed, (b, u, a) (permute_core_axes), filled once per call:
+    // R_i, O_i, L_i and each tangent's H_i (empty where a step is Khatri-Rao first, or has no such factor).
+    std::vector<J3> right_reversed, outer_reversed, left_reversed;
+    std::vector<std::vector<J3>> h_reversed;
   };
   std::size_t const threads = block_threads(space);
   // Whether step i >= 1 of the right-to-left sweep forms the core products first (else Khatri-Rao jets first).
@@ -82,14 +82,14 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     w.pack = arena.take3(cat, probe_pack_rows<ExecutionSpace>(c, threads), kl, impl::max_element_or(big_n, 1));
     for (auto& buffer : w.t) buffer = arena.take1(cat, c * k1 * transient);
     auto const fixed = WorkspaceCategory::fixed;
-    w.h_by_tucker.resize(nt);
+    w.h_reversed.resize(nt);
     for (std::size_t i = 0; i < d; ++i) {
       bool const used = product_first_right_step(i);
-      w.right_by_tucker.push_back(arena.take3(fixed, used ? nu[i] : 0, rr[i], rr[i + 1]));
-      w.outer_by_tucker.push_back(arena.take3(fixed, used ? no[i] : 0, rl[i], rr[i + 1]));
-      w.left_by_tucker.push_back(arena.take3(fixed, used && i + 1 < d ? nu[i] : 0, rl[i], rl[i + 1]));
+      w.right_reversed.push_back(arena.take3(fixed, used ? rr[i + 1] : 0, nu[i], rr[i]));
+      w.outer_reversed.push_back(arena.take3(fixed, used ? rr[i + 1] : 0, no[i], rl[i]));
+      w.left_reversed.push_back(arena.take3(fixed, used && i + 1 < d ? rl[i + 1] : 0, nu[i], rl[i]));
       for (std::size_t t = 0; t < nt; ++t)
-        w.h_by_tucker[t].push_back(arena.take3(fixed, used ? nu[i] : 0, rl[i], rr[i + 1]));
+        w.h_reversed[t].push_back(arena.take3(fixed, used ? rr[i + 1] : 0, nu[i], rl[i]));
     }
     return w;
   };
@@ -99,16 +99,16 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
   Views const& w = built.first;
   auto h_of = [&](std::size_t t, std::size_t i) { return v.tt[i].data() + t * rl[i] * nu[i] * rr[i + 1]; };
   // Once per call; the cores a step does not use are empty (the layout's).
-  auto by_tucker = [&](J3 const& out, Scalar const* core, std::size_t a, std::size_t b) {
+  auto reverse = [&](J3 const& out, Scalar const* core) {  // out: (b, u, a) from the core (a, u, b)
     if (out.extent(0) == 0) return;
-    permute_core_axes(space, "t3k::tangent_probe_derivatives::core_by_tucker", out, J3c(core, a, out.extent(0), b),
-                      CoreAxes::first_two);
+    permute_core_axes(space, "t3k::tangent_probe_derivatives::core_reversed", out,
+                      J3c(core, out.extent(2), out.extent(1), out.extent(0)), CoreAxes::reversed);
   };
   for (std::size_t i = 0; i < d; ++i) {
-    by_tucker(w.right_by_tucker[i], frame.right_tt(i).data(), rr[i], rr[i + 1]);
-    by_tucker(w.outer_by_tucker[i], frame.outer_tt(i).data(), rl[i], rr[i + 1]);
-    by_tucker(w.left_by_tucker[i], frame.left_tt(i).data(), rl[i], rl[i + 1]);
-    for (std::size_t t = 0; t < nt; ++t) by_tucker(w.h_by_tucker[t][i], h_of(t, i), rl[i], rr[i + 1]);
+    reverse(w.right_reversed[i], frame.right_tt(i).data());
+    reverse(w.outer_reversed[i], frame.outer_tt(i).data());
+    reverse(w.left_reversed[i], frame.left_tt(i).data());
+    for (std::size_t t = 0; t < nt; ++t) reverse(w.h_reversed[t][i], h_of(t, i));
   }
 
   // The chunk a pass works on starts at probe s0.
@@ -142,9 +142,10 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
       }
     }
     // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
-    //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1]. The products are formed with the
-    //     cores' axes (u, a, b) (*_by_tucker), so that each lands as (u, a) and its contraction with xi_i or dxi_i
-    //     sums whole rows into a contiguous output (the fast axpy form of contract_jets, as in the probe sweep).
+    //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1]. Each product lands as (u, a), so
+    //     that its contraction with xi_i or dxi_i sums whole rows into a contiguous output (the fast axpy form of
+    //     contract_jets), and is formed from the cores with axes reversed (*_reversed) as a product of untransposed
+    //     factors, which OpenBLAS runs in its small-matrix kernels (both as in the probe sweep).
     //     Wide ranks take the same sums Khatri-Rao jet first (khatri_rao_first):
     //     nu[i] = (xi_i ⊛ nu[i+1]) . R_i^T and
     //     tau[i] = (xi_i ⊛ nu[i+1]) . H_i^T + [i <= d-2] (xi_i ⊛ tau[i+1]) . L_i^T + (dxi_i ⊛ nu[i+1]) . O_i^T.
@@ -179,19 +180,19 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
       }
       auto dm = t4(0, nu[i], rr[i]);
       apply_matrix(space, "t3k::tangent_probe_derivatives::r_nu", flat(dm), c3(w.nu[i + 1], rr[i + 1]),
-                   mat(w.right_by_tucker[i].data(), nu[i] * rr[i], rr[i + 1]), MatrixSide::rows_out, false);
+                   mat(w.right_reversed[i].data(), rr[i + 1], nu[i] * rr[i]), MatrixSide::cols_out, false);
       contract_jets(space, "t3k::tangent_probe_derivatives::nu", r3(w.nu[i], rr[i]), J4c(dm), ContractAxis::first,
                     c3(w.xi[i], nu[i]), JetPairing::product, false);
       auto fm = t4(1, no[i], rl[i]);
       apply_matrix(space, "t3k::tangent_probe_derivatives::o_nu", flat(fm), c3(w.nu[i + 1], rr[i + 1]),
-                   mat(w.outer_by_tucker[i].data(), no[i] * rl[i], rr[i + 1]), MatrixSide::rows_out, false);
+                   mat(w.outer_reversed[i].data(), rr[i + 1], no[i] * rl[i]), MatrixSide::cols_out, false);
       for (std::size_t t = 0; t < nt; ++t) {
         auto bm = t4(2, nu[i], rl[i]);
         apply_matrix(space, "t3k::tangent_probe_derivatives::h_nu", flat(bm), c3(w.nu[i + 1], rr[i + 1]),
-                     mat(w.h_by_tucker[t][i].data(), nu[i] * rl[i], rr[i + 1]), MatrixSide::rows_out, false);
+                     mat(w.h_reversed[t][i].data(), rr[i + 1], nu[i] * rl[i]), MatrixSide::cols_out, false);
         if (i + 1 < d) {
           apply_matrix(space, "t3k::tangent_probe_derivatives::l_tau", flat(bm), c3(w.tau[t][i + 1], rl[i + 1]),
-                       mat(w.left_by_tucker[i].data(), nu[i] * rl[i], rl[i + 1]), MatrixSide::rows_out, true);
+                       mat(w.left_reversed[i].data(), rl[i + 1], nu[i] * rl[i]), MatrixSide::cols_out, true);
         }
         contract_jets(space, "t3k::tangent_probe_derivatives::tau", r3(w.tau[t][i], rl[i]), J4c(bm),
                       ContractAxis::first, c3(w.xi[i], nu[i]), JetPairing::product, false);

@@ -566,32 +566,32 @@ void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar
                      PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
 }
 
-/// Which two axes of a core (a, u, b) permute_core_axes swaps.
+/// How permute_core_axes reorders the axes of a core (a, u, b).
 enum class CoreAxes {
-  first_two,  ///< out[u, a, b] = in[a, u, b]
-  last_two    ///< out[a, b, u] = in[a, u, b]
+  last_two,  ///< out[a, b, u] = in[a, u, b]
+  reversed   ///< out[b, u, a] = in[a, u, b]
 };
 
 template <class Scalar, class MemorySpace>
 struct PermuteCoreAxesEntry {
   Jet3<Scalar, MemorySpace> out;
   Jet3<Scalar const, MemorySpace> in;
-  bool first_two;
-  KOKKOS_INLINE_FUNCTION void operator()(int a, int b, int c) const {
-    out(a, b, c) = first_two ? in(b, a, c) : in(a, c, b);
+  bool reversed;
+  KOKKOS_INLINE_FUNCTION void operator()(int i, int j, int k) const {
+    out(i, j, k) = reversed ? in(k, j, i) : in(i, k, j);
   }
 };
 
-/// A core (or any (P, Q, R) array) with two of its axes swapped, written into out.
+/// A core (or any (P, Q, R) array) with its axes reordered as `axes` says, written into out.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void permute_core_axes(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                        Jet3<Scalar const, MemorySpace> in, CoreAxes axes) {
-  bool const first_two = axes == CoreAxes::first_two;
+  bool const reversed = axes == CoreAxes::reversed;
   T3K_DEBUG_ASSERT(
-      first_two ? (out.extent(0) == in.extent(1) && out.extent(1) == in.extent(0) && out.extent(2) == in.extent(2))
-                : (out.extent(0) == in.extent(0) && out.extent(1) == in.extent(2) && out.extent(2) == in.extent(1)));
+      reversed ? (out.extent(0) == in.extent(2) && out.extent(1) == in.extent(1) && out.extent(2) == in.extent(0))
+               : (out.extent(0) == in.extent(0) && out.extent(1) == in.extent(2) && out.extent(2) == in.extent(1)));
   for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
-                     PermuteCoreAxesEntry<Scalar, MemorySpace>{out, in, first_two});
+                     PermuteCoreAxesEntry<Scalar, MemorySpace>{out, in, reversed});
 }
 
 /// Whether a probe View type can hand its rows to a matrix product of Scalar in MemorySpace as they are.
