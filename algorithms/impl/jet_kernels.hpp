@@ -20,6 +20,7 @@
 #include "core/impl/host_blocks.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
@@ -533,6 +534,9 @@ struct PackProbePairEntry {
   KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const {
     out(s, k, j) = k == 0 ? w(s0 + s, j) : p(s0 + s, j);
   }
+  /// The first entry of the source row of out's row (s, k) (for CopyJetRows).
+  KOKKOS_INLINE_FUNCTION auto const* source_row(int s, int k) const { return k == 0 ? &w(s0 + s, 0) : &p(s0 + s, 0); }
+  bool source_rows_contiguous() const { return w.stride(1) == 1 && p.stride(1) == 1; }
 };
 
 template <class Scalar, class MemorySpace, class ResidualView>
@@ -541,7 +545,39 @@ struct PackResidualEntry {
   ResidualView r;
   int s0;
   KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const { out(s, k, j) = r(s0 + s, k, j); }
+  KOKKOS_INLINE_FUNCTION auto const* source_row(int s, int k) const { return &r(s0 + s, k, 0); }
+  bool source_rows_contiguous() const { return r.stride(2) == 1; }
 };
+
+/// A pack kernel (PackProbePairEntry, PackResidualEntry) on host backends where its source rows are contiguous: each
+/// (s, k) row copied as one block (a vectorized copy; entry by entry the compiler copied one scalar at a time, 8% of
+/// a gradient_descent iteration at d = 8, N = 64, n = r = 8: perf/README.md, session 16). The same values either
+/// way.
+template <class PackEntry>
+struct CopyJetRows {
+  PackEntry f;
+  int l, n;
+  void operator()(int sk) const {
+    int const s = sk / l;
+    int const k = sk - s * l;
+    auto const* const source = f.source_row(s, k);
+    std::copy(source, source + n, &f.out(s, k, 0));
+  }
+};
+
+/// Runs a pack kernel over all of out's entries: on host backends row by row as blocks (CopyJetRows) where the source
+/// rows are contiguous and of out's scalar type, otherwise entry by entry (for_each_jet_entry).
+template <class ExecutionSpace, class Scalar, class SourceScalar, class PackEntry>
+void pack_jet_rows(ExecutionSpace const& space, char const* label, PackEntry const& f) {
+  int const rows = int(f.out.extent(0)), l = int(f.out.extent(1)), n = int(f.out.extent(2));
+  if constexpr (runs_on_host<ExecutionSpace>() && std::is_same<Scalar, SourceScalar>::value) {
+    if (rows > 0 && l > 0 && n > 0 && f.source_rows_contiguous()) {
+      parallel_for_rows(space, label, rows * l, CopyJetRows<PackEntry>{f, l, n});
+      return;
+    }
+  }
+  for_each_jet_entry(space, label, rows, l, n, f);
+}
 
 /// A constant jet of ones (the boundary vectors mu[0], nu[d]): coefficient 0 is 1, the others 0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -562,8 +598,8 @@ void fill_zero_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ProbeView w,
                      ProbeView p, int s0) {
-  for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
-                     PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
+  pack_jet_rows<ExecutionSpace, Scalar, typename ProbeView::non_const_value_type>(
+      space, label, PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
 }
 
 /// How permute_core_axes reorders the axes of a core (a, u, b).
@@ -714,8 +750,8 @@ Jet3<Scalar, MemorySpace> probe_pack_slot(Jet3<Scalar, MemorySpace> const& pack,
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
 void pack_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ResidualView r,
                    int s0) {
-  for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
-                     PackResidualEntry<Scalar, MemorySpace, ResidualView>{out, r, s0});
+  pack_jet_rows<ExecutionSpace, Scalar, typename ResidualView::non_const_value_type>(
+      space, label, PackResidualEntry<Scalar, MemorySpace, ResidualView>{out, r, s0});
 }
 
 /// write_probe_jets entry by entry: a sequential sum over u, then over o.
