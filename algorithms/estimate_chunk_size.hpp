@@ -42,7 +42,7 @@ struct TransposeMemoryModel {
   std::size_t sweep_bytes_per_row = 0;     ///< edge-variable jets and sweep transients of one chunk row
   std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
   std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
-  std::size_t fixed_bytes = 0;             ///< summed gradients and the frame's outer cores with permuted axes
+  std::size_t fixed_bytes = 0;             ///< summed gradients, and the frame factors J^T permutes or transposes
   /// The reduction block of the backend the model is for (reduction_block_size_for): chunks are multiples of it.
   std::size_t block_rows = reduction_block_size;
 

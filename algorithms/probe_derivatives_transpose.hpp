@@ -67,9 +67,19 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       space, "t3k::probe_derivatives_transpose::workspace",
       [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1); });
   auto& w = built.first;
-  for (std::size_t i = 0; i < d; ++i) {  // O_i with axes (a, b, o), the factor of E in step (3); once per call
+  // Once per call: O_i with axes (a, b, o), the factor of E in step (3), and the transposed factors
+  // (TransposeWorkspace): a matrix (rows x cols) is a (1, rows, cols) core whose last two axes swap.
+  auto transpose = [&](J3 const& out, Scalar const* matrix) {
+    if (out.extent(0) == 0) return;
+    permute_core_axes(space, "t3k::probe_derivatives_transpose::transposed_factor", out,
+                      J3c(matrix, 1, out.extent(2), out.extent(1)), CoreAxes::last_two);
+  };
+  for (std::size_t i = 0; i < d; ++i) {
     permute_core_axes(space, "t3k::probe_derivatives_transpose::outer_by_right", w.outer_by_right[i],
                       J3c(frame.outer_tt(i)), CoreAxes::last_two);
+    transpose(w.up_transposed[i], frame.up_tucker(i).data());
+    transpose(w.right_transposed[i], frame.right_tt(i).data());
+    transpose(w.outer_transposed[i], frame.outer_tt(i).data());
   }
 
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
@@ -106,16 +116,16 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
       //     block matrix products; xi_i = U_i omega_i; deta~_i = U_i r_i.
       int const first_probe = int(s0 + g.first);
       for (std::size_t i = 0; i < d; ++i) {
-        auto u = mat(frame.up_tucker(i).data(), nu[i], big_n[i]);
+        auto u_transposed = mat(w.up_transposed[i].data(), big_n[i], nu[i]);
         pack_probe_pair(space, "t3k::probe_derivatives_transpose::pack_probes", r3(g, w.omega[i], big_n[i]), ww[i],
                         pp[i], first_probe);
         apply_matrix(space, "t3k::probe_derivatives_transpose::xi", r3(g, w.xi[i], nu[i]), c3(g, w.omega[i], big_n[i]),
-                     u, MatrixSide::rows_out, false);
+                     u_transposed, MatrixSide::cols_out, false);
         for (std::size_t t = 0; t < nt; ++t) {
           pack_residual(space, "t3k::probe_derivatives_transpose::pack_residuals", r3(g, w.resid[t][i], big_n[i]),
                         residual_entry(residuals[i], t), first_probe);
           apply_matrix(space, "t3k::probe_derivatives_transpose::deta", r3(g, w.deta[t][i], nu[i]),
-                       c3(g, w.resid[t][i], big_n[i]), u, MatrixSide::rows_out, false);
+                       c3(g, w.resid[t][i], big_n[i]), u_transposed, MatrixSide::cols_out, false);
         }
       }
       // (2) Left to right, i = 0..d-2, by SPEC.md's adjoint recurrences as written: the Khatri-Rao jets first, then
@@ -149,7 +159,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
     for (std::size_t i = d; i-- > 0;) {
       bool const has_right = i + 1 < d;
       bool const has_left = i >= 1;
-      auto rmat = mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]);
+      auto r_transposed = mat(w.right_transposed[i].data(), nu[i] * rr[i + 1], rr[i]);  // R_i^T (i >= 1)
       for (std::size_t t = 0; t < nt; ++t) {
         for_each_row_range_on_host_threads(space, rows, block_size, [&](RowRange const& g) {
           // eta_i = E ⊛_b nu[i+1] with E = mu[i] . O_i; F = O_i . nu[i+1] for dxi~_i. E has axes (b, o) (a product
@@ -162,7 +172,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
               khatri_rao_then_apply_matrix(
                   space, "t3k::probe_derivatives_transpose::xi_nu", kr4(g, 0, nu[i], rr[i + 1]),
                   Term{c3(g, w.xi[i], nu[i]), c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::product}, Term{}, false,
-                  "t3k::probe_derivatives_transpose::nu", r3(g, w.nu[i], rr[i]), rmat, MatrixSide::rows_out);
+                  "t3k::probe_derivatives_transpose::nu", r3(g, w.nu[i], rr[i]), r_transposed, MatrixSide::cols_out);
             }
             apply_matrix(space, "t3k::probe_derivatives_transpose::mu_o", flat(em), c3(g, w.mu[i], rl[i]),
                          mat(w.outer_by_right[i].data(), rl[i], rr[i + 1] * no[i]), MatrixSide::cols_out, false);
@@ -170,7 +180,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                           ContractAxis::first, c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
             if (has_left) {
               apply_matrix(space, "t3k::probe_derivatives_transpose::o_nu", flat(fm), c3(g, w.nu[i + 1], rr[i + 1]),
-                           mat(frame.outer_tt(i).data(), rl[i] * no[i], rr[i + 1]), MatrixSide::rows_out, false);
+                           mat(w.outer_transposed[i].data(), rr[i + 1], rl[i] * no[i]), MatrixSide::cols_out, false);
             }
           }
           auto sigma_kr = kr4(g, 1, nu[i], rr[i + 1]);
@@ -180,7 +190,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
           if (has_left) {
             khatri_rao_then_apply_matrix(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu,
                                          xi_sigma, has_right, "t3k::probe_derivatives_transpose::sigma",
-                                         r3(g, w.sigma[t][i], rr[i]), rmat, MatrixSide::rows_out);
+                                         r3(g, w.sigma[t][i], rr[i]), r_transposed, MatrixSide::cols_out);
           } else {
             khatri_rao_jets(space, "t3k::probe_derivatives_transpose::sigma_kr", sigma_kr, deta_nu, xi_sigma,
                             has_right);

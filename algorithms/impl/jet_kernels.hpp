@@ -550,9 +550,9 @@ struct PackResidualEntry {
 };
 
 /// A pack kernel (PackProbePairEntry, PackResidualEntry) on host backends where its source rows are contiguous: each
-/// (s, k) row copied as one block (a vectorized copy; entry by entry the compiler copied one scalar at a time, 8% of
-/// a gradient_descent iteration at d = 8, N = 64, n = r = 8: perf/README.md, session 16). The same values either
-/// way.
+/// (s, k) row copied as one block (a vectorized copy; entry by entry GCC copied one scalar at a time: 12% of the
+/// samples of gradient_descent's benchmark at d = 8, N = 64, n = r = 8, perf/README.md, session 16). The same values
+/// either way.
 template <class PackEntry>
 struct CopyJetRows {
   PackEntry f;

@@ -25,6 +25,12 @@ struct TransposeWorkspace {
   J3 eta, dxi;                                           // per core, transient
   std::array<Flat, 2> transient;                         // E = mu . O_i and F = O_i . nu[i+1] of the current core
   std::vector<J3> outer_by_right;                        // O_i with axes (a, b, o), for E; filled once per call
+  /// Factors of the right-hand products stored transposed, filled once per call, so that every product of the sweep
+  /// multiplies by an untransposed factor (MatrixSide::cols_out), the form OpenBLAS runs in its small-matrix
+  /// kernels (a transposed factor took its general path at these shapes: perf/README.md, session 16). Each is a
+  /// (1, rows, cols) jet holding one matrix: U_i^T (N_i x nU_i); R_i^T ((nU_i rR_{i+1}) x rR_i) and O_i^T
+  /// (rR_{i+1} x (rL_i nO_i)) for i >= 1 (empty for i = 0, which has no such products).
+  std::vector<J3> up_transposed, right_transposed, outer_transposed;
   /// Khatri-Rao jets of the current core: [0] the frame's (mu ⊛ xi left to right, N = xi ⊛ nu right to left),
   /// [1] the current residual's (the jets whose products with L_i and R_i give tau~ and sigma~), the operands of the
   /// sweeps' products and of the TT assembly.
@@ -74,8 +80,12 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   auto const assembly = WorkspaceCategory::assembly;
   for (auto& buffer : w.khatri_rao) buffer = arena.take1(assembly, rows * std::size_t(k1) * khatri_rao);
   w.khatri_rao_width = khatri_rao;
+  auto const fixed = WorkspaceCategory::fixed;
   for (std::size_t i = 0; i < d; ++i) {
-    w.outer_by_right.push_back(arena.take3(WorkspaceCategory::fixed, rl[i], rr[i + 1], no[i]));
+    w.outer_by_right.push_back(arena.take3(fixed, rl[i], rr[i + 1], no[i]));
+    w.up_transposed.push_back(arena.take3(fixed, 1, big_n[i], nu[i]));
+    w.right_transposed.push_back(arena.take3(fixed, i >= 1 ? 1 : 0, nu[i] * rr[i + 1], rr[i]));
+    w.outer_transposed.push_back(arena.take3(fixed, i >= 1 ? 1 : 0, rr[i + 1], rl[i] * no[i]));
   }
   return w;
 }
