@@ -370,6 +370,38 @@ void tangent_jets_of_strided_probes() {
   }
 }
 
+// J^T packs each chunk's probe pairs and residual jets into contiguous jets: whole rows at a time where the caller's
+// rows are contiguous (LayoutRight), entry by entry otherwise (LayoutLeft). Both copy the same values, so the
+// gradients are bitwise equal, summed and per probe.
+template <class C>
+void transpose_of_strided_inputs_equals_contiguous_bitwise() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  std::size_t const w = 2 * block_of<C>() + 5, nt = 2, order = 2;
+  auto fc = frame_shape_cases()[3];
+  std::size_t const d = fc.big_n.size();
+  auto f = random_frame<S, Mem>(space, fc, 12);
+  auto ww = probe_stack<C>(fc.big_n, w, 50);
+  auto pp = probe_stack<C>(fc.big_n, w, 55);
+  std::vector<Jets4<C>> r;
+  std::vector<Kokkos::View<S****, Kokkos::LayoutLeft, Mem>> rs;
+  for (std::size_t i = 0; i < d; ++i) {
+    r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 60 + i));
+    rs.emplace_back("r_layout_left", nt, w, order + 1, fc.big_n[i]);
+    Kokkos::deep_copy(rs.back(), r.back());
+  }
+  auto const ws = layout_left_copies(ww), ps = layout_left_copies(pp);
+  for (bool summed : {true, false}) {
+    auto contiguous = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {summed, t3k::ChunkSize::automatic()});
+    auto strided = t3k::probe_derivatives_transpose(space, f, ws, ps, rs, {summed, t3k::ChunkSize::automatic()});
+    for (std::size_t i = 0; i < d; ++i) {
+      EXPECT_EQ(flat_host(strided.tucker[i]), flat_host(contiguous.tucker[i])) << "summed " << summed << " V~_" << i;
+      EXPECT_EQ(flat_host(strided.tt[i]), flat_host(contiguous.tt[i])) << "summed " << summed << " H~_" << i;
+    }
+  }
+}
+
 template <class C>
 class JacobianTest : public ::testing::Test {};
 TYPED_TEST_SUITE(JacobianTest, TestConfigs);
@@ -382,6 +414,9 @@ TYPED_TEST(JacobianTest, PeakMemoryGrowsWithChunkNotProbes) { peak_memory_grows_
 TYPED_TEST(JacobianTest, BadResidualsThrow) { bad_residuals_throw<TypeParam>(); }
 TYPED_TEST(JacobianTest, TangentIntoOverwritesCallerArrays) { tangent_into_overwrites_caller_arrays<TypeParam>(); }
 TYPED_TEST(JacobianTest, TangentJetsOfStridedProbes) { tangent_jets_of_strided_probes<TypeParam>(); }
+TYPED_TEST(JacobianTest, TransposeOfStridedInputsEqualsContiguousBitwise) {
+  transpose_of_strided_inputs_equals_contiguous_bitwise<TypeParam>();
+}
 
 }  // namespace
 
