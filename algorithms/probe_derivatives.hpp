@@ -72,10 +72,9 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
   auto built = build_workspace<Scalar, Mem>(space, "t3k::probe_derivatives::workspace",
                                             [&](WorkspaceArena<Scalar, Mem>& arena) { return layout(arena, c); });
   Views const& v = built.first;
-  for (std::size_t i = 0; i < d; ++i) {  // once per call
-    if (v.core_reversed[i].extent(0) == 0) continue;
-    permute_core_axes(space, "t3k::probe_derivatives::core_reversed", v.core_reversed[i],
-                      Jet3<Scalar const, Mem>(x.tt_core(i).data(), r[i], n[i], r[i + 1]), CoreAxes::reversed);
+  for (std::size_t i = 0; i < d; ++i) {  // once per call (empty where unused)
+    permute_core_axes(space, "t3k::probe_derivatives::core_reversed", v.core_reversed[i], x.tt_core(i).data(),
+                      CoreAxes::reversed);
   }
 
   // The chunk a pass works on starts at probe s0.

@@ -70,13 +70,11 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
   // Once per call: O_i with axes (a, b, o), the factor of E in step (3), and the transposed factors
   // (TransposeWorkspace): a matrix (rows x cols) is a (1, rows, cols) core whose last two axes swap.
   auto transpose = [&](J3 const& out, Scalar const* matrix) {
-    if (out.extent(0) == 0) return;
-    permute_core_axes(space, "t3k::probe_derivatives_transpose::transposed_factor", out,
-                      J3c(matrix, 1, out.extent(2), out.extent(1)), CoreAxes::last_two);
+    permute_core_axes(space, "t3k::probe_derivatives_transpose::transposed_factor", out, matrix, CoreAxes::last_two);
   };
   for (std::size_t i = 0; i < d; ++i) {
     permute_core_axes(space, "t3k::probe_derivatives_transpose::outer_by_right", w.outer_by_right[i],
-                      J3c(frame.outer_tt(i)), CoreAxes::last_two);
+                      frame.outer_tt(i).data(), CoreAxes::last_two);
     transpose(w.up_transposed[i], frame.up_tucker(i).data());
     transpose(w.right_transposed[i], frame.right_tt(i).data());
     transpose(w.outer_transposed[i], frame.outer_tt(i).data());

@@ -534,7 +534,7 @@ struct PackProbePairEntry {
   KOKKOS_INLINE_FUNCTION void operator()(int s, int k, int j) const {
     out(s, k, j) = k == 0 ? w(s0 + s, j) : p(s0 + s, j);
   }
-  /// The first entry of the source row of out's row (s, k) (for CopyJetRows).
+  /// The first entry of the source row of out's row (s, k) (for CopyJetRows, where source_rows_contiguous).
   KOKKOS_INLINE_FUNCTION auto const* source_row(int s, int k) const { return k == 0 ? &w(s0 + s, 0) : &p(s0 + s, 0); }
   bool source_rows_contiguous() const { return w.stride(1) == 1 && p.stride(1) == 1; }
 };
@@ -552,7 +552,7 @@ struct PackResidualEntry {
 /// A pack kernel (PackProbePairEntry, PackResidualEntry) on host backends where its source rows are contiguous: each
 /// (s, k) row copied as one block (a vectorized copy; entry by entry GCC copied one scalar at a time: 12% of the
 /// samples of gradient_descent's benchmark at d = 8, N = 64, n = r = 8, perf/README.md, session 16). The same values
-/// either way.
+/// either way (std::copy converts a source of another scalar type as the pack kernel's assignment does).
 template <class PackEntry>
 struct CopyJetRows {
   PackEntry f;
@@ -565,12 +565,12 @@ struct CopyJetRows {
   }
 };
 
-/// Runs a pack kernel over all of out's entries: on host backends row by row as blocks (CopyJetRows) where the source
-/// rows are contiguous and of out's scalar type, otherwise entry by entry (for_each_jet_entry).
-template <class ExecutionSpace, class Scalar, class SourceScalar, class PackEntry>
+/// Runs a pack kernel over all of out's entries: on host backends row by row (CopyJetRows) where the source rows are
+/// contiguous, otherwise entry by entry (for_each_jet_entry).
+template <class ExecutionSpace, class PackEntry>
 void pack_jet_rows(ExecutionSpace const& space, char const* label, PackEntry const& f) {
   int const rows = int(f.out.extent(0)), l = int(f.out.extent(1)), n = int(f.out.extent(2));
-  if constexpr (runs_on_host<ExecutionSpace>() && std::is_same<Scalar, SourceScalar>::value) {
+  if constexpr (runs_on_host<ExecutionSpace>()) {
     if (rows > 0 && l > 0 && n > 0 && f.source_rows_contiguous()) {
       parallel_for_rows(space, label, rows * l, CopyJetRows<PackEntry>{f, l, n});
       return;
@@ -598,8 +598,7 @@ void fill_zero_jet(ExecutionSpace const& space, Jet3<Scalar, MemorySpace> out) {
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void pack_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ProbeView w,
                      ProbeView p, int s0) {
-  pack_jet_rows<ExecutionSpace, Scalar, typename ProbeView::non_const_value_type>(
-      space, label, PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
+  pack_jet_rows(space, label, PackProbePairEntry<Scalar, MemorySpace, ProbeView>{out, w, p, s0});
 }
 
 /// How permute_core_axes reorders the axes of a core (a, u, b).
@@ -628,6 +627,18 @@ void permute_core_axes(ExecutionSpace const& space, char const* label, Jet3<Scal
                : (out.extent(0) == in.extent(0) && out.extent(1) == in.extent(2) && out.extent(2) == in.extent(1)));
   for_each_jet_entry(space, label, int(out.extent(0)), int(out.extent(1)), int(out.extent(2)),
                      PermuteCoreAxesEntry<Scalar, MemorySpace>{out, in, reversed});
+}
+
+/// permute_core_axes of the contiguous core (or matrix: a (1, rows, cols) core) at `in`, whose shape follows from
+/// out's and `axes`: the sweeps' fixed copies, which are empty where a step does not use them (nothing to do then).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void permute_core_axes(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, Scalar const* in,
+                       CoreAxes axes) {
+  std::size_t const p = out.extent(0), q = out.extent(1), r = out.extent(2);
+  permute_core_axes(space, label, out,
+                    axes == CoreAxes::reversed ? Jet3<Scalar const, MemorySpace>(in, r, q, p)
+                                               : Jet3<Scalar const, MemorySpace>(in, p, r, q),
+                    axes);
 }
 
 /// Whether a probe View type can hand its rows to a matrix product of Scalar in MemorySpace as they are.
@@ -750,8 +761,7 @@ Jet3<Scalar, MemorySpace> probe_pack_slot(Jet3<Scalar, MemorySpace> const& pack,
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
 void pack_residual(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out, ResidualView r,
                    int s0) {
-  pack_jet_rows<ExecutionSpace, Scalar, typename ResidualView::non_const_value_type>(
-      space, label, PackResidualEntry<Scalar, MemorySpace, ResidualView>{out, r, s0});
+  pack_jet_rows(space, label, PackResidualEntry<Scalar, MemorySpace, ResidualView>{out, r, s0});
 }
 
 /// write_probe_jets entry by entry: a sequential sum over u, then over o.
