@@ -49,7 +49,7 @@ inline bool tool_watches_kernels() {
 template <class ExecutionSpace>
 bool spreads_blocks_over_threads(ExecutionSpace const& space) {
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP) && defined(T3K_HAVE_KOKKOSKERNELS)
-  if constexpr (std::is_same<ExecutionSpace, Kokkos::OpenMP>::value) {
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::OpenMP>::value && runs_on_host<ExecutionSpace>()) {
     return space.concurrency() > 1 && !omp_in_parallel() && !tool_watches_kernels();
   }
 #endif

@@ -43,9 +43,15 @@ namespace impl {
 
 /// Whether `ExecutionSpace` runs on the host (its memory is HostSpace): host backends get cache-blocked and
 /// BLAS-backed variants of some kernels; device backends one fully parallel kernel.
+/// A build with T3K_DEVICE_CODE_PATHS_ON_HOST (the CMake option of that name; testing only) answers false for every
+/// space, so that the device backends' code paths run, and are tested, on host backends too (no GPU needed).
 template <class ExecutionSpace>
 constexpr bool runs_on_host() {
+#ifdef T3K_DEVICE_CODE_PATHS_ON_HOST
+  return false;
+#else
   return std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+#endif
 }
 
 /// RAII profiling region. FIXME_KOKKOS3: remove when Kokkos >= 4 is required (use Kokkos::Profiling::ScopedRegion).
