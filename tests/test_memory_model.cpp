@@ -143,8 +143,12 @@ void estimate_follows_balance_policy() {
 void chunk_sizes_round_to_whole_blocks() {
   std::size_t const b = t3k::reduction_block_size;
   EXPECT_EQ(b, 64u);
-  EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::DefaultHostExecutionSpace>(), b);
-  EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::Serial>(), b);
+  if (t3k::impl::runs_on_host<Kokkos::DefaultHostExecutionSpace>()) {  // not in T3K_DEVICE_CODE_PATHS_ON_HOST builds
+    EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::DefaultHostExecutionSpace>(), b);
+    EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::Serial>(), b);
+  } else {
+    EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::DefaultHostExecutionSpace>(), t3k::device_reduction_block_size);
+  }
 #ifdef KOKKOS_ENABLE_CUDA
   EXPECT_EQ(t3k::reduction_block_size_for<Kokkos::Cuda>(), t3k::device_reduction_block_size);
 #endif
@@ -175,12 +179,26 @@ void chunk_sizes_round_to_whole_blocks() {
   EXPECT_EQ(t3k::impl::rows_per_chunk(t3k::ChunkSize::none(), 1000, b), 1000u);
 }
 
+// On a device backend, chunk_size auto is the balance estimate in whole device blocks, with no cap.
+template <class DeviceSpace>
+void expect_device_auto_chunk_is_balance() {
+  std::vector<std::size_t> big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
+  EXPECT_EQ(t3k::automatic_chunk_size<DeviceSpace>(big_n, n, r, 2, 100000),
+            t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float64,
+                                     t3k::device_reduction_block_size));
+}
+
 // chunk_size auto: the balance estimate, and on host backends at most the chunk whose workspace fits
 // host_chunk_workspace_bytes and whose Khatri-Rao jets fit host_chunk_khatri_rao_bytes per thread the space spreads
 // block products over (whole blocks, maximal, as many for each thread); device backends take the balance estimate
 // as it is.
 void automatic_chunk_caps_host_workspace() {
   using Host = Kokkos::DefaultHostExecutionSpace;
+  if (!t3k::impl::runs_on_host<Host>()) {
+    // A T3K_DEVICE_CODE_PATHS_ON_HOST build: the host space takes the device backends' rule (below, for CUDA).
+    expect_device_auto_chunk_is_balance<Host>();
+    return;
+  }
   std::size_t const b = t3k::reduction_block_size;
   std::size_t const threads = t3k::impl::block_threads(Host());
   // Per thread the most whole blocks within both budgets (at least one), the same number for every thread.
@@ -223,9 +241,7 @@ void automatic_chunk_caps_host_workspace() {
             t3k::estimate_chunk_size(small_n, small_t, small_r, 2, 2400));
   EXPECT_EQ(t3k::automatic_chunk_size<Host>(big_n, n, r, 2, 10), 10u);
 #ifdef KOKKOS_ENABLE_CUDA
-  EXPECT_EQ(t3k::automatic_chunk_size<Kokkos::Cuda>(big_n, n, r, 2, 100000),
-            t3k::estimate_chunk_size(big_n, n, r, 2, 100000, 1, 1, t3k::ScalarType::float64,
-                                     t3k::device_reduction_block_size));
+  expect_device_auto_chunk_is_balance<Kokkos::Cuda>();
 #endif
 }
 
