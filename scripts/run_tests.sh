@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds T3K and runs its tests in three legs; any failure fails the script (nonzero exit).
+# Builds T3K and runs its tests in four legs; any failure fails the script (nonzero exit).
 #
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
 #           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads).
+#   device-paths
+#           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
+#           (build-device-paths/): the library's tests on Serial and OpenMP (two threads) running the code paths of
+#           device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks, uncapped auto chunks), which no GPU-less
+#           machine would otherwise run.
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
@@ -10,14 +15,14 @@
 #           dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
-# T3K_TEST_LEGS (default "main debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
+# T3K_TEST_LEGS (default "main device-paths debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
 JOBS="${T3K_JOBS:-2}"
-LEGS="${T3K_TEST_LEGS:-main debian asan}"
+LEGS="${T3K_TEST_LEGS:-main device-paths debian asan}"
 SMOKE="${T3K_SMOKE_TESTS:-TuckerTensorTrain|ProbeDerivatives}"
 
 summary=()
@@ -52,8 +57,8 @@ end() {
 count_tests() { grep -Eo 'out of [0-9]+' "$1" | tail -n 1 | sed 's/out of /ctest: /; s/$/ tests/'; }
 
 if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
-  log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main leg needs it)"
-  [[ " $LEGS " == *" main "* ]] && exit 1
+  log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main and device-paths legs need it)"
+  [[ " $LEGS " == *" main "* || " $LEGS " == *" device-paths "* ]] && exit 1
 fi
 
 ./scripts/lint.sh
@@ -67,6 +72,19 @@ for leg in $LEGS; do
       cmake --build build -j "$JOBS"
       (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
       end "$(count_tests build/ctest.log)"
+      ;;
+    device-paths)
+      begin device-paths "Release with assertions, device code paths on host spaces, algorithm tests (build-device-paths/)"
+      # -O2 without -DNDEBUG: T3K_DEBUG_ASSERT checks the device paths' block and buffer invariants too.
+      cmake -S . -B build-device-paths -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 \
+        -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=OFF \
+        -DT3K_ENABLE_MPI=OFF
+      # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests).
+      cmake --build build-device-paths -j "$JOBS" --target t3k_tests
+      (cd build-device-paths && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 |
+        tee build-device-paths/ctest.log
+      end "$(count_tests build-device-paths/ctest.log)"
       ;;
     debian)
       begin debian "Release, Debian's prebuilt Serial Kokkos, smoke tests '$SMOKE' (build-debian/)"
@@ -101,7 +119,7 @@ for leg in $LEGS; do
       end "$(count_tests build-asan/ctest.log)"
       ;;
     *)
-      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main debian asan)"
+      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main device-paths debian asan)"
       exit 2
       ;;
   esac
