@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -289,6 +290,54 @@ double measure_peak_bytes(ExecSpace const& space, Call&& call) {
   call();
   space.fence();
   return double(tracker.peak(typename ExecSpace::memory_space().name()));
+}
+
+/// Counts of count_launches (one call at a time).
+struct LaunchCounts {
+  long kernels = 0;
+  long blas_products = 0;
+  static LaunchCounts& current() {
+    static LaunchCounts counts;
+    return counts;
+  }
+  static void on_kernel(char const*, std::uint32_t, std::uint64_t*) { ++current().kernels; }
+  static void on_region(char const* name) {
+    // Kokkos Kernels names the region of every product it hands to a vendor BLAS "KokkosBlas::gemm[TPL_...".
+    if (std::strncmp(name, "KokkosBlas::gemm[TPL", 20) == 0) ++current().blas_products;
+  }
+};
+
+/// Where `ExecSpace` takes the device code paths (device backends; host spaces in T3K_DEVICE_CODE_PATHS_ON_HOST
+/// builds): counters `kernel_launches` (Kokkos kernels, through Kokkos Tools' begin-parallel callbacks) and
+/// `blas_products` (products Kokkos Kernels hands to the vendor BLAS) of one more call. On a GPU each costs
+/// microseconds of latency, so the counts say how near a call is to launch-bound (perf/README.md, session 17). Not
+/// on host paths: there a tool watching kernels makes the sweeps run their blocks in order on one thread
+/// (impl::tool_watches_kernels), which would be another call, and kernels inside row ranges are loops no tool sees.
+/// A Kokkos tool's own callbacks are restored afterwards.
+template <class ExecSpace, class Call>
+void count_launches(benchmark::State& state, ExecSpace const& space, Call&& call) {
+  if constexpr (!t3k::impl::runs_on_host<ExecSpace>()) {
+    namespace tools = Kokkos::Tools::Experimental;
+    auto const before = tools::get_callbacks();
+    space.fence();
+    LaunchCounts::current() = LaunchCounts{};
+    tools::set_begin_parallel_for_callback(&LaunchCounts::on_kernel);
+    tools::set_begin_parallel_reduce_callback(&LaunchCounts::on_kernel);
+    tools::set_begin_parallel_scan_callback(&LaunchCounts::on_kernel);
+    tools::set_push_region_callback(&LaunchCounts::on_region);
+    call();
+    space.fence();
+    tools::set_begin_parallel_for_callback(before.begin_parallel_for);
+    tools::set_begin_parallel_reduce_callback(before.begin_parallel_reduce);
+    tools::set_begin_parallel_scan_callback(before.begin_parallel_scan);
+    tools::set_push_region_callback(before.push_region);
+    state.counters["kernel_launches"] = double(LaunchCounts::current().kernels);
+    state.counters["blas_products"] = double(LaunchCounts::current().blas_products);
+  } else {
+    (void)state;
+    (void)space;
+    (void)call;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------- references

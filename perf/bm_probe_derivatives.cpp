@@ -45,6 +45,7 @@ void probes_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
+  count_launches(state, space, call);
   auto copy = paired_copy_reference<ExecSpace>();
   double const total = timed_loop(state, space, call, &copy);
   double const flops = double(s.w) * t3_probe_jet_flops_per_probe(s.mode_shapes(), s.tucker_ranks(), s.tt_ranks(), 0);
@@ -71,6 +72,7 @@ void probe_jets_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
+  count_launches(state, space, call);
   auto copy = paired_copy_reference<ExecSpace>();
   double const total = timed_loop(state, space, call, &copy);
   double const flops =

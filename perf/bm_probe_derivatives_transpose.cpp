@@ -22,6 +22,7 @@ void BM_JT(benchmark::State& state) {
   t3k::TransposeOptions const options{summed, chunk};
   auto call = [&] { auto g = t3k::probe_derivatives_transpose(space, f->frame, f->ww, f->pp, f->residuals, options); };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
+  count_launches(state, space, call);
   auto gemm = paired_gemm_reference<Scalar, ExecSpace>();
   double const total = timed_loop(state, space, call, &gemm);
 

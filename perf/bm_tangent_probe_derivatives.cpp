@@ -23,6 +23,7 @@ void j_benchmark(benchmark::State& state, bool into) {
     }
   };
   state.counters["peak_bytes"] = measure_peak_bytes(space, call);
+  count_launches(state, space, call);
   auto copy = paired_copy_reference<ExecSpace>();
   double const total = timed_loop(state, space, call, &copy);
   double const flops = double(s.w) * tangent_flops_per_probe(f->dims, s.order);
