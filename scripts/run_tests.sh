@@ -5,9 +5,9 @@
 #           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads).
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
-#           (build-device-paths/): the library's tests on Serial and OpenMP (two threads) running the code paths of
-#           device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks, uncapped auto chunks), which no GPU-less
-#           machine would otherwise run.
+#           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
+#           threads) running the code paths of device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks,
+#           uncapped auto chunks), which no GPU-less machine would otherwise run.
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
@@ -78,10 +78,12 @@ for leg in $LEGS; do
       # -O2 without -DNDEBUG: T3K_DEBUG_ASSERT checks the device paths' block and buffer invariants too.
       cmake -S . -B build-device-paths -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 \
         -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON \
-        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=OFF \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=ON \
         -DT3K_ENABLE_MPI=OFF
-      # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests).
+      # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests), and the
+      # benchmarks for their smoke run (which counts kernel launches on device paths only).
       cmake --build build-device-paths -j "$JOBS" --target t3k_tests
+      cmake --build build-device-paths -j "$JOBS" --target t3k_bench t3k_bench_flop_counts_check
       (cd build-device-paths && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 |
         tee build-device-paths/ctest.log
       end "$(count_tests build-device-paths/ctest.log)"
