@@ -74,7 +74,7 @@ for leg in $LEGS; do
       end "$(count_tests build/ctest.log)"
       ;;
     device-paths)
-      begin device-paths "Release with assertions, device code paths on host spaces, algorithm tests (build-device-paths/)"
+      begin device-paths "Release with assertions, device code paths on host spaces, tests and bench smoke (build-device-paths/)"
       # -O2 without -DNDEBUG: T3K_DEBUG_ASSERT checks the device paths' block and buffer invariants too.
       cmake -S . -B build-device-paths -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 \
         -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON \
