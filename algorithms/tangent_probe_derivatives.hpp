@@ -129,15 +129,16 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
     auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
     auto v_of = [&](std::size_t t, std::size_t i) { return v.tucker[i].data() + t * no[i] * big_n[i]; };
 
-    // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i.
+    // (1) xi_i = U_i omega_i and dxi_i = V_i omega_i, every matrix applied to a block of probe vectors before the
+    //     next block (one read of the probe vectors from memory).
     for (std::size_t i = 0; i < d; ++i) {
-      apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::xi", r3(w.xi[i], nu[i]),
-                          mat(frame.up_tucker(i).data(), nu[i], big_n[i]), ww[i], pp[i], first_probe,
-                          probe_pack_slot(w.pack, g));
-      for (std::size_t t = 0; t < nt; ++t) {
-        apply_to_probe_pair(space, "t3k::tangent_probe_derivatives::dxi", r3(w.dxi[t][i], no[i]),
-                            mat(v_of(t, i), no[i], big_n[i]), ww[i], pp[i], first_probe, probe_pack_slot(w.pack, g));
-      }
+      auto product_of = [&](std::size_t q) {
+        return q == 0
+                   ? ProbePairProduct<Scalar, Mem>{r3(w.xi[i], nu[i]), mat(frame.up_tucker(i).data(), nu[i], big_n[i])}
+                   : ProbePairProduct<Scalar, Mem>{r3(w.dxi[q - 1][i], no[i]), mat(v_of(q - 1, i), no[i], big_n[i])};
+      };
+      apply_to_probe_pair_products(space, "t3k::tangent_probe_derivatives::xi_dxi", 1 + nt, product_of, ww[i], pp[i],
+                                   first_probe, probe_pack_slot(w.pack, g));
     }
     // (2) Right to left: nu[i] = (R_i . nu[i+1]) * xi_i; tau[i] = B * xi_i + F * dxi_i with
     //     B = H_i . nu[i+1] + [i <= d-2] L_i . tau[i+1] and F = O_i . nu[i+1]. Each product lands as (u, a), so

@@ -62,6 +62,8 @@ BENCHMARK_TEMPLATE(BM_JInto, double)
     ->ArgNames(shape_arg_names())
     ->Args({6, 64, 8, 8, 2, 10000})
     ->Args({6, 64, 8, 8, 2, 100000})
+    ->Args({6, 256, 8, 8, 2, 10000})
+    ->Args({6, 1024, 8, 8, 2, 10000})
     ->Args({8, 64, 16, 32, 2, 4096})  // issue 8's J^T shape: wide ranks (Khatri-Rao-first right-to-left steps)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);

@@ -4,8 +4,9 @@
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
 // definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; the
-// Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed);
-// and the column slabs the summed assembly products are split into on host threads.
+// Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed,
+// one matrix or several); the probe-jet output kernel; and the column slabs the summed assembly products are split into
+// on host threads.
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "algorithms/impl/register_strips.hpp"
@@ -406,6 +407,123 @@ void apply_to_probe_pair_matches_definition(std::size_t n_out) {
   }
 }
 
+// apply_to_probe_pair_products with two matrices of different widths (8 and 24 rows: on device backends the first
+// goes to the plain kernel, the second to block products) on the same probe rows, in place and packed: bitwise what
+// one apply_to_probe_pair call per matrix gives (each block of probe vectors is read once for both, and neither
+// product depends on the other), for order 0 and linear jets, several blocks and a short one, from a probe offset.
+template <class C>
+void probe_pair_products_match_single_calls() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using J3 = t3k::impl::Jet3<S, Mem>;
+  using Product = t3k::impl::ProbePairProduct<S, Mem>;
+  typename C::execution_space space;
+  std::size_t const b = t3k_test::block_of<C>();
+  std::size_t const n_probes = 4 * b, s0 = b, rows = 2 * b + 13, n_in = 96, n_u = 8, n_v = 24;
+  TestJet<C> const wj(n_probes, 1, n_in, 81), pj(n_probes, 1, n_in, 82), mu(1, 1, n_u * n_in, 83),
+      mv(1, 1, n_v * n_in, 84);
+  Kokkos::View<S**, Kokkos::LayoutRight, Mem> const w_right(wj.device.data(), n_probes, n_in),
+      p_right(pj.device.data(), n_probes, n_in);
+  Kokkos::View<S**, Kokkos::LayoutLeft, Mem> w_left("w_left", n_probes, n_in), p_left("p_left", n_probes, n_in);
+  Kokkos::deep_copy(w_left, w_right);
+  Kokkos::deep_copy(p_left, p_right);
+  auto const u = t3k::impl::as_matrix<S, Mem>(mu.device.data(), n_u, n_in);
+  auto const v = t3k::impl::as_matrix<S, Mem>(mv.device.data(), n_v, n_in);
+  auto expect_same = [&](Kokkos::View<S***, Kokkos::LayoutRight, Mem> const& a,
+                         Kokkos::View<S***, Kokkos::LayoutRight, Mem> const& b_, char const* what, std::size_t kl) {
+    auto const ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+    auto const hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b_);
+    std::size_t mismatches = 0;
+    for (std::size_t i = 0; i < ha.size(); ++i) mismatches += ha.data()[i] == hb.data()[i] ? 0 : 1;
+    EXPECT_EQ(mismatches, 0u) << what << ", kl " << kl;
+  };
+  for (std::size_t kl : {std::size_t(1), std::size_t(2)}) {
+    Kokkos::View<S***, Kokkos::LayoutRight, Mem> pack("pack", b, kl, n_in);
+    auto run = [&](auto const& w, auto const& p, char const* what) {
+      Kokkos::View<S***, Kokkos::LayoutRight, Mem> xu("xu", rows, kl, n_u), xv("xv", rows, kl, n_v),
+          yu("yu", rows, kl, n_u), yv("yv", rows, kl, n_v);
+      Kokkos::deep_copy(xu, S(-7));  // every entry must be written
+      Kokkos::deep_copy(xv, S(-7));
+      t3k::impl::apply_to_probe_pair_products(
+          space, "t3k_test::xi_dxi", 2,
+          [&](std::size_t q) {
+            return q == 0 ? Product{J3(xu), u} : Product{J3(xv), v};
+          },
+          w, p, int(s0), J3(pack));
+      t3k::impl::apply_to_probe_pair(space, "t3k_test::xi", J3(yu), u, w, p, int(s0), J3(pack));
+      t3k::impl::apply_to_probe_pair(space, "t3k_test::dxi", J3(yv), v, w, p, int(s0), J3(pack));
+      space.fence();
+      expect_same(xu, yu, what, kl);
+      expect_same(xv, yv, what, kl);
+    };
+    run(w_right, p_right, "probe rows as a matrix");
+    run(w_left, p_left, "LayoutLeft probe rows (packed on hosts)");
+  }
+}
+
+// write_probe_jets against its definition: orders past K1 zeroed, one matrix and two, rows that hit every strip width
+// (47 = 16 + 16 + 8 + 4 + 2 + 1), a probe offset and a row count that leave the host kernel's probe groups partial at
+// both ends, z LayoutRight and LayoutStride (rows not contiguous); and bitwise what one call per probe gives (the
+// host kernel writes a group of probes' rows strip by strip together: the grouping must not change a bit).
+template <class C>
+void write_probe_jets_match_definition() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using J3c = t3k::impl::Jet3<S const, Mem>;
+  typename C::execution_space space;
+  std::size_t const n_probes = 40, s0 = 3, rows = 29, n = 47, n1 = 8, n2 = 5;
+  for (std::size_t k1 : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(5)}) {
+    std::size_t const n_orders = k1 + 1;
+    TestJet<C> const e1(rows, k1, n1, 91), e2(rows, k1, n2, 92), m1(1, 1, n1 * n, 93), m2(1, 1, n2 * n, 94);
+    auto const mat1 = t3k::impl::as_matrix<S, Mem>(m1.device.data(), n1, n);
+    auto const mat2 = t3k::impl::as_matrix<S, Mem>(m2.device.data(), n2, n);
+    for (bool two : {false, true}) {
+      J3c const second = two ? J3c(e2.device) : J3c();
+      // z as a strided View over a buffer with its last two axes swapped, and as a plain LayoutRight View.
+      Kokkos::View<S***, Kokkos::LayoutRight, Mem> z("z", n_probes, n_orders, n),
+          by_probe("by_probe", n_probes, n_orders, n);
+      Kokkos::View<S***, Kokkos::LayoutRight, Mem> z_t_buffer("z_t", n_probes, n, n_orders);
+      Kokkos::LayoutStride const strided(n_probes, n * n_orders, n_orders, 1, n, n_orders);
+      Kokkos::View<S***, Kokkos::LayoutStride, Mem> const z_t(z_t_buffer.data(), strided);
+      Kokkos::deep_copy(z, S(-7));  // every entry in the rows must be written
+      Kokkos::deep_copy(z_t_buffer, S(-7));
+      t3k::impl::write_probe_jets(space, "t3k_test::z", z, int(s0), int(rows), mat1, J3c(e1.device), mat2, second);
+      t3k::impl::write_probe_jets(space, "t3k_test::z", z_t, int(s0), int(rows), mat1, J3c(e1.device), mat2, second);
+      for (std::size_t s = 0; s < rows; ++s) {
+        auto const one = [&](J3c const& e) {
+          return e.data() ? J3c(e.data() + s * e.extent(1) * e.extent(2), 1, e.extent(1), e.extent(2)) : J3c();
+        };
+        t3k::impl::write_probe_jets(space, "t3k_test::z", by_probe, int(s0 + s), 1, mat1, one(J3c(e1.device)), mat2,
+                                    one(second));
+      }
+      space.fence();
+      auto const got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
+      auto const got_t = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z_t_buffer);
+      auto const single = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), by_probe);
+      std::size_t mismatches = 0;
+      for (std::size_t s = 0; s < n_probes; ++s)
+        for (std::size_t k = 0; k < n_orders; ++k)
+          for (std::size_t j = 0; j < n; ++j) {
+            bool const in_rows = s >= s0 && s < s0 + rows;
+            double want = in_rows ? 0.0 : -7.0;
+            if (in_rows && k < k1) {
+              for (std::size_t t = 0; t < n1; ++t) want += m1.host[t * n + j] * e1.at(s - s0, k, t);
+              if (two) {
+                for (std::size_t t = 0; t < n2; ++t) want += m2.host[t * n + j] * e2.at(s - s0, k, t);
+              }
+            }
+            double const tol = t3k_test::eps_times<S>(4.0 * double(n1 + n2 + 1));
+            ASSERT_NEAR(double(got(s, k, j)), want, tol)
+                << "k1 " << k1 << " two " << two << " at (" << s << ", " << k << ", " << j << ")";
+            ASSERT_NEAR(double(got_t(s, j, k)), want, tol)
+                << "strided, k1 " << k1 << " two " << two << " at (" << s << ", " << k << ", " << j << ")";
+            if (in_rows) mismatches += got(s, k, j) == single(s, k, j) ? 0 : 1;
+          }
+      EXPECT_EQ(mismatches, 0u) << "k1 " << k1 << " two " << two;
+    }
+  }
+}
+
 // Tool callbacks only ever come from the calling thread: with a Kokkos Tools region callback set (as a loaded tool
 // library sets it), the host loops run on the calling thread, so Kokkos Kernels' profiling region around each BLAS
 // call is never pushed from another thread (tools keep one region stack per process). Without one they spread again,
@@ -738,6 +856,10 @@ TYPED_TEST(MatrixProductTest, KhatriRaoThenApplyMatchesTwoCalls) {
 TYPED_TEST(MatrixProductTest, ApplyToProbePairMatchesDefinition) {
   for (std::size_t n_out : {std::size_t(8), std::size_t(24)}) apply_to_probe_pair_matches_definition<TypeParam>(n_out);
 }
+TYPED_TEST(MatrixProductTest, ProbePairProductsMatchSingleCalls) {
+  probe_pair_products_match_single_calls<TypeParam>();
+}
+TYPED_TEST(MatrixProductTest, WriteProbeJetsMatchDefinition) { write_probe_jets_match_definition<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
   tools_see_calls_from_the_calling_thread_only<TypeParam>();
 }

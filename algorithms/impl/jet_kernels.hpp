@@ -674,51 +674,74 @@ struct ApplyToProbePairEntry {
   }
 };
 
-/// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
+/// One product of apply_to_probe_pair_products: out (rows, L, X) = M (X x N) applied to the probe pair.
+template <class Scalar, class MemorySpace>
+struct ProbePairProduct {
+  Jet3<Scalar, MemorySpace> out;
+  Matrix<Scalar const, MemorySpace> m;
+};
+
+/// out_q[s,k,x] = sum_j M_q[x,j] omega^(k)[s0+s, j] for the products q < n_products (product_of(q) returns a
+/// ProbePairProduct; all share rows, L <= 2 and N), with omega^(0) = w, omega^(1) = p (linear jet of a probe pair).
 /// `w`, `p` are any rank-2 Views (W, N) accessible from the space, subviews included.
 ///
-/// Host backends apply U to each aligned block of reduction_block_size probes by matrix products in the BLAS: straight
-/// on the probe rows when they are a contiguous matrix of the scalar type (LayoutRight-like; one product per
-/// coefficient, written into its columns of xi's rows; blocks spread over the space's threads), otherwise on a copy
-/// of the block packed into `pack` (at least one block of rows, xi's L, N). Device backends multiply the probe rows in
-/// place the same way, per 2048-probe block, where U is large enough (device_product_by_blocks) and the rows are such
-/// a matrix; otherwise they compute each entry as one sequential sum in one parallel kernel (`pack` unused there, it
-/// may be empty). Either way a probe's row never depends on the chunk it is in.
-template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
-void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
-                         Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
-                         Jet3<Scalar, MemorySpace> pack) {
-  int const rows = int(xi.extent(0));
-  int const kl = int(xi.extent(1));
-  int const n_out = int(xi.extent(2));
-  int const n_in = int(u.extent(1));
-  if (rows == 0 || kl == 0 || n_out == 0) return;
+/// Host backends apply the matrices to each aligned block of reduction_block_size probes by matrix products in the
+/// BLAS, every matrix to a block before the next block: straight on the probe rows when they are a contiguous
+/// matrix of the scalar type (LayoutRight-like; one product per coefficient, written into its columns of the output's
+/// rows; blocks spread over the space's threads), otherwise on a copy of the block packed once into `pack` (at least
+/// one block of rows, L, N). So each block of probe vectors is read from memory once, however many matrices act on
+/// it (J applies U_i and each tangent's V_i: as separate calls over a chunk, the second read the chunk's probe
+/// vectors from memory again). Device backends multiply the probe rows in place the same way, per 2048-probe block,
+/// where a matrix is large enough (device_product_by_blocks) and the rows are such a matrix; otherwise they compute
+/// each entry as one sequential sum in one parallel kernel (`pack` unused there, it may be empty). Either way a
+/// probe's row never depends on the chunk it is in, nor on the other products of the call.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ProductOf>
+void apply_to_probe_pair_products(ExecutionSpace const& space, char const* label, std::size_t n_products,
+                                  ProductOf const& product_of, ProbeView w, ProbeView p, int s0,
+                                  Jet3<Scalar, MemorySpace> pack) {
+  if (n_products == 0) return;
+  ProbePairProduct<Scalar, MemorySpace> const first = product_of(std::size_t(0));
+  int const rows = int(first.out.extent(0));
+  int const kl = int(first.out.extent(1));
+  int const n_in = int(first.m.extent(1));
+  if (rows == 0 || kl == 0) return;
   T3K_DEBUG_ASSERT(kl <= 2);  // a linear jet: w, then p
   constexpr bool on_host = runs_on_host<ExecutionSpace>();
+  constexpr int block_size = int(reduction_block_size_for<ExecutionSpace>());
+  auto n_out_of = [](ProbePairProduct<Scalar, MemorySpace> const& q) { return int(q.out.extent(2)); };
+  // Whether product q multiplies blocks of probe rows (else: the device backends' plain kernel).
+  auto by_blocks = [&](ProbePairProduct<Scalar, MemorySpace> const& q) {
+    return on_host || device_product_by_blocks(std::size_t(n_in), std::size_t(n_out_of(q)));
+  };
+  bool in_place = false;
   if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
     // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
     // more, a fifth of the sweep's time at N = 1024 on a host), each coefficient's product written straight into
-    // its columns of xi's rows (a strided matrix: row s of the block is xi[s, :, :]). Blocks are independent, so on
-    // host backends whole blocks go to the space's threads (host_blocks.hpp).
-    if ((on_host || device_product_by_blocks(std::size_t(n_in), std::size_t(n_out))) && rows_are_matrix(w, n_in) &&
-        (kl == 1 || rows_are_matrix(p, n_in))) {
+    // its columns of the output's rows (a strided matrix: row s of the block is out[s, :, :]). Blocks are
+    // independent, so on host backends whole blocks go to the space's threads (host_blocks.hpp).
+    in_place = rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in));
+    if (in_place) {
       using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-      constexpr int block_size = int(reduction_block_size_for<ExecutionSpace>());
       auto rows_of = [&](ProbeView const& v, int s, int block) {
         return ConstMatrix(v.data() + std::size_t(s0 + s) * v.stride(0), block, n_in);
       };
       for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), block_size), [&](int b) {
         int const s = b * block_size;
         int const block = min_of(block_size, rows - s);
-        Matrix<Scalar, MemorySpace> const xi_rows(xi.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
-        matrix_product(space, label, Op::none, rows_of(w, s, block), Op::transpose, u, column_slab(xi_rows, 0, n_out),
-                       false);
-        if (kl > 1) {
-          matrix_product(space, label, Op::none, rows_of(p, s, block), Op::transpose, u,
-                         column_slab(xi_rows, n_out, 2 * std::size_t(n_out)), false);
+        for (std::size_t qi = 0; qi < n_products; ++qi) {
+          ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
+          int const n_out = n_out_of(q);
+          if (n_out == 0 || !by_blocks(q)) continue;
+          Matrix<Scalar, MemorySpace> const out_rows(q.out.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
+          matrix_product(space, label, Op::none, rows_of(w, s, block), Op::transpose, q.m,
+                         column_slab(out_rows, 0, n_out), false);
+          if (kl > 1) {
+            matrix_product(space, label, Op::none, rows_of(p, s, block), Op::transpose, q.m,
+                           column_slab(out_rows, n_out, 2 * std::size_t(n_out)), false);
+          }
         }
       });
-      return;
+      if (on_host) return;
     }
   }
   if constexpr (on_host) {
@@ -728,14 +751,37 @@ void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Sc
       int const block = min_of(int(reduction_block_size), rows - s);
       Jet3<Scalar, MemorySpace> const packed(pack.data(), block, kl, n_in);
       pack_probe_pair(space, label, packed, w, p, s0 + s);
-      apply_matrix(space, label, Jet3<Scalar, MemorySpace>(xi.data() + std::size_t(s) * kl * n_out, block, kl, n_out),
-                   Jet3<Scalar const, MemorySpace>(packed), u, MatrixSide::rows_out, false);
+      for (std::size_t qi = 0; qi < n_products; ++qi) {
+        ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
+        int const n_out = n_out_of(q);
+        apply_matrix(space, label,
+                     Jet3<Scalar, MemorySpace>(q.out.data() + std::size_t(s) * kl * n_out, block, kl, n_out),
+                     Jet3<Scalar const, MemorySpace>(packed), q.m, MatrixSide::rows_out, false);
+      }
     }
     return;
   }
   (void)pack;
-  Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out}),
-                       ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{xi, u, w, p, s0, n_in});
+  for (std::size_t qi = 0; qi < n_products; ++qi) {
+    ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
+    if (n_out_of(q) == 0 || (in_place && by_blocks(q))) continue;  // done by blocks above
+    Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out_of(q)}),
+                         ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{q.out, q.m, w, p, s0, n_in});
+  }
+}
+
+/// xi[s,k,u] = sum_j U[u,j] omega^(k)[s0+s, j] with omega^(0) = w, omega^(1) = p: apply_to_probe_pair_products with
+/// the one product (xi, U).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
+void apply_to_probe_pair(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> xi,
+                         Matrix<Scalar const, MemorySpace> u, ProbeView w, ProbeView p, int s0,
+                         Jet3<Scalar, MemorySpace> pack) {
+  apply_to_probe_pair_products(
+      space, label, 1,
+      [&](std::size_t) {
+        return ProbePairProduct<Scalar, MemorySpace>{xi, u};
+      },
+      w, p, s0, pack);
 }
 
 /// Rows of the pack buffer apply_to_probe_pair needs for chunks of `chunk_rows` probes run on `threads` row ranges
@@ -783,28 +829,68 @@ struct WriteProbeJetsEntry {
   }
 };
 
-/// write_probe_jets on host backends: one (s, k) per iteration, the row written in strips of contiguous entries held
-/// in registers while the rows of M1 and M2 stream past (each entry the sum of WriteProbeJetsEntry, in its order).
-/// Each entry of z is stored once: no read of z, no second pass for M2 (the BLAS form wrote z, then read and wrote
-/// it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of 8).
+/// Rows of z that the host write_probe_jets writes strip by strip together (at most).
+constexpr int write_probe_jets_group_rows = 8;
+
+/// Probes per group of the host write_probe_jets for k1 nonzero orders: as many whole probes as fit in
+/// write_probe_jets_group_rows rows (at least one), a power of two dividing every block of probes.
+KOKKOS_INLINE_FUNCTION constexpr int write_probe_jets_group_probes(int k1) {
+  return k1 <= 1 ? 8 : (k1 <= 2 ? 4 : (k1 <= 4 ? 2 : 1));
+}
+
+/// write_probe_jets on host backends: one group of probes per iteration (write_probe_jets_group_probes, aligned to
+/// it by absolute probe index), their rows (s, k < k1) written strip by strip, up to write_probe_jets_group_rows rows
+/// per strip: each strip of contiguous entries is held in registers while the rows of M1 and M2 stream past (each
+/// entry the sum of WriteProbeJetsEntry, in its order), and the strip's columns of M1 and M2 (a few KB) stay in L1
+/// for the group's other rows. Row by row, every row streamed all of M1 and M2 from L2 (64 KB each at N = 1024,
+/// n = 8), which bound J at large N. Each row's strips are the same code whatever its group, so the grouping never
+/// changes a bit. Each entry of z is stored once: no read of z, no second pass for M2 (the BLAS form wrote z, then
+/// read and wrote it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of 8).
 template <class Scalar, class MemorySpace, class OutputView>
 struct WriteProbeJetsRows {
   static constexpr int strip = 16;
+  static constexpr int max_rows = write_probe_jets_group_rows;
   OutputView z;
   Matrix<Scalar const, MemorySpace> m1;
   Jet3<Scalar const, MemorySpace> e1;
   Matrix<Scalar const, MemorySpace> m2;
   Jet3<Scalar const, MemorySpace> e2;
-  int s0, k1, n_orders, n, n1, n2;
+  int s0, rows, k1, n_orders, n, n1, n2, group_probes;
 
-  KOKKOS_INLINE_FUNCTION void operator()(int sk) const {
-    int const s = sk / n_orders;
-    int const k = sk - s * n_orders;
-    if (k >= k1) {
-      for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
-      return;
+  /// Rows written together: probe s (relative to s0) and order k of each.
+  struct RowSet {
+    int s[max_rows];
+    int k[max_rows];
+    int count = 0;
+  };
+
+  /// Group g of the probes [s0, s0 + rows), by absolute index: [(first + g) G, (first + g + 1) G) clipped to them.
+  KOKKOS_INLINE_FUNCTION void operator()(int g) const {
+    int const first_group = s0 / group_probes;
+    int const begin = max_of(s0, (first_group + g) * group_probes) - s0;
+    int const end = min_of(s0 + rows, (first_group + g + 1) * group_probes) - s0;
+    RowSet set;
+    for (int s = begin; s < end; ++s) {
+      for (int k = 0; k < n_orders; ++k) {
+        if (k >= k1) {
+          for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
+          continue;
+        }
+        set.s[set.count] = s;
+        set.k[set.count] = k;
+        if (++set.count == max_rows) {
+          write_rows(set);
+          set.count = 0;
+        }
+      }
     }
-    for_each_strip<strip>(n, [&](auto width, int j0) { write_strip<decltype(width)::value>(s, k, j0); });
+    if (set.count > 0) write_rows(set);
+  }
+
+  KOKKOS_INLINE_FUNCTION void write_rows(RowSet const& set) const {
+    for_each_strip<strip>(n, [&](auto width, int j0) {
+      for (int r = 0; r < set.count; ++r) write_strip<decltype(width)::value>(set.s[r], set.k[r], j0);
+    });
   }
 
   /// z[s0+s, k, j0+q] = sum_u M1[u, j0+q] e1[s,k,u] + sum_o M2[o, j0+q] e2[s,k,o], q < Width.
@@ -850,9 +936,11 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
   int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    parallel_for_rows(
-        space, label, rows * n_orders,
-        WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n_orders, n, n1, n2});
+    int const group_probes = write_probe_jets_group_probes(k1);
+    int const groups = (s0 + rows + group_probes - 1) / group_probes - s0 / group_probes;
+    parallel_for_rows(space, label, groups,
+                      WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, rows, k1, n_orders, n,
+                                                                          n1, n2, group_probes});
   } else {
     for_each_jet_entry(space, label, rows, n_orders, n,
                        WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});
