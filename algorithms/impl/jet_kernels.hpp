@@ -844,8 +844,9 @@ KOKKOS_INLINE_FUNCTION constexpr int write_probe_jets_group_probes(int k1) {
 /// entry the sum of WriteProbeJetsEntry, in its order), and the strip's columns of M1 and M2 (a few KB) stay in L1
 /// for the group's other rows. Row by row, every row streamed all of M1 and M2 from L2 (64 KB each at N = 1024,
 /// n = 8), which bound J at large N. Each row's strips are the same code whatever its group, so the grouping never
-/// changes a bit. Each entry of z is stored once: no read of z, no second pass for M2 (the BLAS form wrote z, then
-/// read and wrote it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of 8).
+/// changes a bit (tested against one call per probe). Each entry of z is stored once: no read of z, no second pass for
+/// M2 (the BLAS form wrote z, then read and wrote it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of
+/// 8).
 template <class Scalar, class MemorySpace, class OutputView>
 struct WriteProbeJetsRows {
   static constexpr int strip = 16;
@@ -923,8 +924,8 @@ struct WriteProbeJetsRows {
 
 /// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for
 /// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N). Each entry is one
-/// sequential sum (over u, then o), so a probe's row does not depend on the chunk: on host backends one (s, k)
-/// row per iteration, on device backends one entry per thread.
+/// sequential sum (over u, then o), so a probe's row does not depend on the chunk nor on the other probes: on host
+/// backends a group of probes' rows per iteration (WriteProbeJetsRows), on device backends one entry per thread.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
 void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
                       Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
