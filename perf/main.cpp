@@ -23,6 +23,13 @@ void release_fixtures() {
 }
 }  // namespace t3k_bench
 
+// OpenBLAS's self-description, where the host BLAS is OpenBLAS: weak references, null with any other BLAS (outside
+// the unnamed namespace, so that they name the library's C symbols).
+#if defined(__GNUC__) && defined(__ELF__)
+extern "C" char* openblas_get_config() __attribute__((weak));
+extern "C" char* openblas_get_corename() __attribute__((weak));
+#endif
+
 namespace {
 
 std::string enabled_backends() {
@@ -47,6 +54,24 @@ std::string enabled_backends() {
   add("SYCL");
 #endif
   return b;
+}
+
+// The host BLAS behind Kokkos Kernels' products, as OpenBLAS describes itself ("OpenBLAS 0.3.21 ... Zen
+// MAX_THREADS=64; core Zen") where it is OpenBLAS (weak references: null otherwise). The core decides how fast the
+// probe sweeps' small products run: OpenBLAS 0.3.21 has small-matrix kernels for AVX-512 cores (SkylakeX and later)
+// only, and on AVX2 cores (Haswell, Zen) takes its general path for them, packing both factors and zeroing C first
+// (perf/README.md, session 19), so figures from two hosts compare only with this in view.
+std::string host_blas_description() {
+#if !defined(T3K_HAVE_KOKKOSKERNELS)
+  return "none (no Kokkos Kernels: T3K's plain product kernel)";
+#elif !defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+  return "none (Kokkos Kernels' own kernels)";
+#elif defined(__GNUC__) && defined(__ELF__)
+  if (openblas_get_config == nullptr || openblas_get_corename == nullptr) return "a BLAS other than OpenBLAS";
+  return std::string(openblas_get_config()) + "; core " + openblas_get_corename();
+#else
+  return "unknown";
+#endif
 }
 
 }  // namespace
@@ -76,6 +101,7 @@ int main(int argc, char** argv) {
 #else
   benchmark::AddCustomContext("kokkos_kernels_tpl_blas", "OFF");
 #endif
+  benchmark::AddCustomContext("host_blas", host_blas_description());
 
   benchmark::RunSpecifiedBenchmarks();
   t3k_bench::release_fixtures();
