@@ -57,10 +57,10 @@ std::string enabled_backends() {
 }
 
 // The host BLAS behind Kokkos Kernels' products, as OpenBLAS describes itself ("OpenBLAS 0.3.21 ... Zen
-// MAX_THREADS=64; core Zen") where it is OpenBLAS (weak references: null otherwise). The core decides how fast the
-// probe sweeps' small products run: OpenBLAS 0.3.21 runs small-matrix kernels only with its SkylakeX and Cooper Lake
-// (AVX-512) kernels, and with the others (Haswell, Zen) takes its general path for them, packing both factors and
-// zeroing C first (perf/README.md, session 19), so figures from two hosts compare only with this in view.
+// MAX_THREADS=64; core Zen") where it is OpenBLAS. The core decides how fast the probe sweeps' small products run:
+// OpenBLAS 0.3.21 runs small-matrix kernels only with its SkylakeX and Cooper Lake (AVX-512) kernels, and with the
+// others (Haswell, Zen) takes its general path for them, packing both factors and zeroing C first (perf/README.md,
+// session 19), so figures from two hosts compare only with this in view.
 std::string host_blas_description() {
 #if !defined(T3K_HAVE_KOKKOSKERNELS)
   return "none (no Kokkos Kernels: T3K's plain product kernel)";
