@@ -7,6 +7,7 @@
 // Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed,
 // one matrix or several); the probe-jet output kernel; and the column slabs the summed assembly products are split into
 // on host threads.
+#include "algorithms/impl/host_small_product.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "algorithms/impl/register_strips.hpp"
@@ -107,7 +108,10 @@ void product_matches_reference() {
   struct Dims {
     std::size_t m, n, k;
   };
-  for (Dims const dims : {Dims{1, 1, 1}, Dims{7, 5, 3}, Dims{96, 33, 32}, Dims{13, 70, 0}, Dims{192, 512, 32}}) {
+  // 64 x 8 x 1000 and 131 x 40 x 9 are the probe sweeps' small products (an output or an inner dimension of a rank),
+  // which builds for AVX2 hosts compute by host_small_product: a transposed 1000 x 8 factor in several panels.
+  for (Dims const dims : {Dims{1, 1, 1}, Dims{7, 5, 3}, Dims{96, 33, 32}, Dims{13, 70, 0}, Dims{192, 512, 32},
+                          Dims{64, 8, 1000}, Dims{131, 40, 9}}) {
     for (Op op_a : {Op::none, Op::transpose})
       for (Op op_b : {Op::none, Op::transpose})
         for (bool accumulate : {false, true}) {
@@ -127,6 +131,86 @@ void product_matches_reference() {
           EXPECT_EQ(again, got);
         }
   }
+}
+
+#ifdef T3K_HAVE_HOST_SMALL_PRODUCT
+// host_small_product on row-major factors with padded rows (row strides past the row lengths, as column slabs have):
+// every entry within the bound of a sequential sum, C's padding untouched, and each row the same bits when computed
+// alone (a probe's row never depends on the block's row count or the register tile holding it). Shapes hit every
+// tile: full 6-row tiles and each shorter one, strips of two vectors, one vector and single entries, and (B
+// transposed) several packed panels.
+template <class S>
+void host_small_product_matches_sequential_sums(bool transpose_b, bool accumulate) {
+  struct Shape {
+    int m, n, k;
+  };
+  for (Shape const sh : {Shape{1, 1, 1}, Shape{5, 3, 2}, Shape{6, 8, 8}, Shape{13, 17, 5}, Shape{64, 64, 8},
+                         Shape{7, 9, 300}, Shape{19, 40, 130}, Shape{64, 8, 1000}, Shape{12, 24, 16}}) {
+    int const m = sh.m, n = sh.n, k = sh.k;
+    if (!t3k::impl::host_small_product_fits<S>(n, k, transpose_b, accumulate)) {
+      // An accumulating product over several panels of a transposed B is the BLAS's (matrix_product).
+      EXPECT_TRUE(transpose_b && accumulate && k > t3k::impl::host_small_product_panel<S>(n));
+      continue;
+    }
+    std::size_t const lda = std::size_t(k) + 3, ldb = std::size_t(transpose_b ? k : n) + 2, ldc = std::size_t(n) + 5;
+    auto const a = pseudo_random<S>(std::size_t(m) * lda, 11);
+    auto const b = pseudo_random<S>(std::size_t(transpose_b ? n : k) * ldb, 12);
+    auto const c0 = pseudo_random<S>(std::size_t(m) * ldc, 13);
+    auto c = c0;
+    t3k::impl::host_small_product<S>(m, n, k, a.data(), lda, b.data(), ldb, transpose_b, c.data(), ldc, accumulate);
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        double exact = accumulate ? double(c0[i * ldc + j]) : 0.0, magnitude = std::abs(exact);
+        for (int p = 0; p < k; ++p) {
+          double const term = double(a[i * lda + p]) * double(transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
+          exact += term;
+          magnitude += std::abs(term);
+        }
+        // A sequential sum of k + 1 terms: at most k + 1 roundings, each of at most eps times the running sum.
+        ASSERT_NEAR(double(c[i * ldc + j]), exact, t3k_test::eps_times<S>(double(k + 2)) * magnitude)
+            << "m=" << m << " n=" << n << " k=" << k << " transpose_b=" << transpose_b << " entry " << i << "," << j;
+      }
+      for (std::size_t j = std::size_t(n); j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], c0[i * ldc + j]) << "padding";
+    }
+    for (int i = 0; i < m; ++i) {
+      std::vector<S> row(c0.begin() + std::ptrdiff_t(i * ldc), c0.begin() + std::ptrdiff_t((i + 1) * ldc));
+      t3k::impl::host_small_product<S>(1, n, k, a.data() + i * lda, lda, b.data(), ldb, transpose_b, row.data(), ldc,
+                                       accumulate);
+      for (int j = 0; j < n; ++j) ASSERT_EQ(row[j], c[i * ldc + j]) << "row " << i << " alone, m=" << m << " n=" << n;
+    }
+  }
+}
+
+// A transposed B, packed panel by panel with the sums carried on over panels, gives the bits of the untransposed
+// product with the transpose written out: the same sequential sums.
+template <class S>
+void host_small_product_panels_carry_the_sums() {
+  int const m = 19, n = 40, k = 300;  // 16384-byte panels: 51 inner indices of 40 doubles, 102 of 40 floats
+  ASSERT_GT(k, 2 * t3k::impl::host_small_product_panel<S>(n));
+  auto const a = pseudo_random<S>(std::size_t(m) * k, 21);
+  auto const bt = pseudo_random<S>(std::size_t(n) * k, 22);  // B^T, n x k
+  std::vector<S> b(std::size_t(k) * n);
+  for (int p = 0; p < k; ++p)
+    for (int j = 0; j < n; ++j) b[p * n + j] = bt[j * k + p];
+  std::vector<S> from_panels(std::size_t(m) * n), direct(std::size_t(m) * n);
+  t3k::impl::host_small_product<S>(m, n, k, a.data(), k, bt.data(), k, true, from_panels.data(), n, false);
+  t3k::impl::host_small_product<S>(m, n, k, a.data(), k, b.data(), n, false, direct.data(), n, false);
+  EXPECT_EQ(from_panels, direct);
+}
+#endif
+
+void host_small_product_tests() {
+#ifdef T3K_HAVE_HOST_SMALL_PRODUCT
+  for (bool transpose_b : {false, true})
+    for (bool accumulate : {false, true}) {
+      host_small_product_matches_sequential_sums<double>(transpose_b, accumulate);
+      host_small_product_matches_sequential_sums<float>(transpose_b, accumulate);
+    }
+  host_small_product_panels_carry_the_sums<double>();
+  host_small_product_panels_carry_the_sums<float>();
+#else
+  GTEST_SKIP() << "host_small_product needs GNU vector extensions (GCC or Clang host code)";
+#endif
 }
 
 // Entries of two Views of the same span (any memory space) that are not equal, compared on the host: 0 when two
@@ -569,7 +653,8 @@ void tools_see_calls_from_the_calling_thread_only() {
   }
 }
 
-// Products on every host execution space run in the BLAS library Kokkos Kernels was configured with. Kokkos Kernels
+// Products on every host execution space that the BLAS takes (all but host_small_product's, in builds that dispatch to
+// it) run in the BLAS library Kokkos Kernels was configured with. Kokkos Kernels
 // 4.1+ calls its BLAS TPL only where the Views' execution space is the instance's, and a HostSpace View's is the
 // default host space: before kokkos_blas_gemm re-typed the Views, a product on Kokkos::Serial in a build whose
 // default host space is OpenMP ran Kokkos Kernels' own GEMM. Kokkos Kernels names the path it takes in the profiling
@@ -584,7 +669,8 @@ void host_products_call_the_blas_library() {
   using MatrixC = t3k::impl::Matrix<S const, Mem>;
   typename C::execution_space space;
   if constexpr (t3k::impl::runs_on_host<typename C::execution_space>()) {
-    std::size_t const m = 9, k = 7, n = 12;
+    // Inner dimension and output wider than host_small_product_max_side, so that no build takes host_small_product.
+    std::size_t const m = 9, k = 20, n = 24;
     TestJet<C> const a(1, 1, m * k, 81), b(1, 1, k * n, 82);
     Kokkos::View<S**, Kokkos::LayoutRight, Mem> c("c", m, n);
     t3k::impl::Matrix<S, Mem> const cm(c.data(), m, n);
@@ -592,14 +678,28 @@ void host_products_call_the_blas_library() {
     Kokkos::Tools::Experimental::set_push_region_callback([](char const* name) { blas_regions.emplace_back(name); });
     t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, k), Op::none,
                               MatrixC(b.device.data(), k, n), cm, false);
+    std::size_t const after_nn = blas_regions.size();
     t3k::impl::matrix_product(space, "t3k_test::blas", Op::transpose, MatrixC(a.device.data(), k, m), Op::none,
-                              MatrixC(b.device.data(), k, 8), t3k::impl::column_slab(cm, 2, 10), true);
+                              MatrixC(b.device.data(), k, 20), t3k::impl::column_slab(cm, 2, 22), true);
+    std::size_t const after_tn = blas_regions.size();
+    // A one-column product: gemv in Kokkos Kernels (narrower than a vector: never host_small_product's).
     Kokkos::View<S**, Kokkos::LayoutRight, Mem> c1("c1", m, 1);
-    t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, k), Op::none,
-                              MatrixC(b.device.data(), k, 1), t3k::impl::Matrix<S, Mem>(c1.data(), m, 1), false);
+    t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, 7), Op::none,
+                              MatrixC(b.device.data(), 7, 1), t3k::impl::Matrix<S, Mem>(c1.data(), m, 1), false);
+    std::size_t const after_gemv = blas_regions.size();
+    // An inner dimension of 7: host_small_product's where the build dispatches to it, else the BLAS's.
+    t3k::impl::matrix_product(space, "t3k_test::blas", Op::none, MatrixC(a.device.data(), m, 7), Op::none,
+                              MatrixC(b.device.data(), 7, 16), t3k::impl::column_slab(cm, 0, 16), false);
     space.fence();
     Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
-    ASSERT_FALSE(blas_regions.empty());
+    EXPECT_GT(after_nn, 0u);
+    EXPECT_GT(after_tn, after_nn);
+    EXPECT_GT(after_gemv, after_tn);
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+    EXPECT_EQ(blas_regions.size(), after_gemv);
+#else
+    EXPECT_GT(blas_regions.size(), after_gemv);
+#endif
     for (std::string const& region : blas_regions) EXPECT_NE(region.find("TPL_BLAS"), std::string::npos) << region;
   }
 #else
@@ -864,6 +964,7 @@ TYPED_TEST(MatrixProductTest, ToolsSeeCallsFromTheCallingThreadOnly) {
   tools_see_calls_from_the_calling_thread_only<TypeParam>();
 }
 TYPED_TEST(MatrixProductTest, HostProductsCallTheBlasLibrary) { host_products_call_the_blas_library<TypeParam>(); }
+TEST(HostSmallProduct, MatchesSequentialSumsAndPanelsCarryThem) { host_small_product_tests(); }
 TEST(RegisterStrips, PartitionARowInConstantPowerOfTwoWidths) { strips_partition_a_row_in_constant_widths(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabsPartitionTheColumns) { column_slabs_partition_the_columns<TypeParam>(); }
 TYPED_TEST(MatrixProductTest, ColumnSlabProductsMatchReference) { column_slab_products_match_reference<TypeParam>(); }

@@ -371,8 +371,8 @@ struct KhatriRaoJetsEntry {
     if (n_terms > 1) add_term(acc, second, s, k, x, y);
     out(s, k, x, y) = acc;
   }
-  KOKKOS_INLINE_FUNCTION static void add_term(Scalar& acc, KhatriRaoTerm<Scalar, MemorySpace> const& term, int s,
-                                              int k, int x, int y) {
+  KOKKOS_INLINE_FUNCTION static void add_term(Scalar& acc, KhatriRaoTerm<Scalar, MemorySpace> const& term, int s, int k,
+                                              int x, int y) {
     CoefficientPairs const pairs = term.pairs(k);
     for (int l = pairs.begin; l < pairs.end; ++l) acc += term.a(s, l, x) * term.b(s, pairs.b_of(l), y);
   }
@@ -922,10 +922,47 @@ struct WriteProbeJetsRows {
   }
 };
 
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+/// Probes per iteration of WriteProbeJetsTiles: a block's worth, so that a tile of C (host_small_product.hpp) has
+/// rows to fill and a group's coefficient rows (64 x n_1 and 64 x n_2 entries) stay in L1 while the columns pass.
+constexpr int write_probe_jets_tile_probes = int(reduction_block_size);
+
+/// write_probe_jets on host backends whose builds dispatch small products to host_small_product (matrix_product.hpp),
+/// where z's rows are contiguous rows of Scalar: one group of write_probe_jets_tile_probes probes (aligned by absolute
+/// index) per iteration, each order k < k1 of the group as one host_small_product_sum, z(:, k, :) = e1(:, k, :) M1
+/// (+ e2(:, k, :) M2), in register tiles of several probes: each row of M1 and M2 is read once per tile, where
+/// WriteProbeJetsRows reads it once per row. Each entry is the sum of WriteProbeJetsEntry, in its order, and a row's
+/// bits do not depend on the tile holding it (host_small_product.hpp), so the grouping never changes a bit.
+template <class Scalar, class MemorySpace, class OutputView>
+struct WriteProbeJetsTiles {
+  WriteProbeJetsEntry<Scalar, MemorySpace, OutputView> operands;  // z, M1, e1, M2, e2, s0, k1, n1, n2
+  int rows, n_orders, n;
+
+  void operator()(int g) const {
+    auto const& [z, m1, e1, m2, e2, s0, k1, n1, n2] = operands;
+    int const first_group = s0 / write_probe_jets_tile_probes;
+    int const begin = max_of(s0, (first_group + g) * write_probe_jets_tile_probes) - s0;
+    int const end = min_of(s0 + rows, (first_group + g + 1) * write_probe_jets_tile_probes) - s0;
+    for (int k = 0; k < min_of(k1, n_orders); ++k) {
+      HostProductTerm<Scalar> const terms[2] = {
+          {&e1(begin, k, 0), e1.stride(0), m1.data(), m1.stride(0), n1},
+          {n2 > 0 ? &e2(begin, k, 0) : nullptr, n2 > 0 ? e2.stride(0) : 0, m2.data(), n2 > 0 ? m2.stride(0) : 0, n2}};
+      host_small_product_sum(end - begin, n, terms, n2 > 0 ? 2 : 1, &z(s0 + begin, k, 0), z.stride(0), false, false);
+    }
+    for (int s = begin; s < end; ++s) {
+      for (int k = k1; k < n_orders; ++k) {
+        for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
+      }
+    }
+  }
+};
+#endif
+
 /// Writes probe jets z[s0+s, k, j] = sum_u M1[u,j] e1[s,k,u] (+ sum_o M2[o,j] e2[s,k,o]) for k < K1 and zeros for
 /// the orders K1..K that a T3 of this d cannot have. `z` is any rank-3 View (W, K+1, N). Each entry is one
 /// sequential sum (over u, then o), so a probe's row does not depend on the chunk nor on the other probes: on host
-/// backends a group of probes' rows per iteration (WriteProbeJetsRows), on device backends one entry per thread.
+/// backends a group of probes' rows per iteration (WriteProbeJetsRows; WriteProbeJetsTiles in builds that dispatch
+/// small products to host_small_product), on device backends one entry per thread.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
 void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
                       Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
@@ -937,6 +974,19 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
   int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+    if constexpr (std::is_same<typename OutputView::non_const_value_type, Scalar>::value &&
+                  (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value)) {
+      if (n == 1 || z.stride(2) == 1) {
+        int const groups = (s0 + rows + write_probe_jets_tile_probes - 1) / write_probe_jets_tile_probes -
+                           s0 / write_probe_jets_tile_probes;
+        parallel_for_rows(space, label, groups,
+                          WriteProbeJetsTiles<Scalar, MemorySpace, OutputView>{
+                              {z, m1, e1, m2, e2, s0, k1, n1, n2}, rows, n_orders, n});
+        return;
+      }
+    }
+#endif
     int const group_probes = write_probe_jets_group_probes(k1);
     int const groups = (s0 + rows + group_probes - 1) / group_probes - s0 / group_probes;
     parallel_for_rows(space, label, groups,

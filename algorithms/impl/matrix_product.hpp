@@ -9,6 +9,7 @@
 /// each entry as one sequential sum. Both are deterministic: the same call on the same shapes gives the same bits,
 /// which is all that the chunk-invariance of J^T asks of them (callers fix the shapes by probe blocks).
 
+#include "algorithms/impl/host_small_product.hpp"
 #include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
@@ -69,6 +70,46 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
       MatrixProductEntry<Scalar, MemorySpace>{a, b, c, inner, ta, tb, accumulate});
 }
 
+#if defined(T3K_HAVE_HOST_SMALL_PRODUCT) && defined(T3K_HAVE_KOKKOSKERNELS) && defined(__AVX2__) && \
+    defined(__FMA__) && !defined(__AVX512F__)
+/// Whether matrix_product hands small host products to host_small_product rather than to the BLAS: in builds for AVX2
+/// hosts without AVX-512, where OpenBLAS 0.3.21 runs them through its general path (host_small_product.hpp). Builds
+/// for AVX-512 hosts keep the BLAS: on the SkylakeX hosts measured (perf/README.md, sessions 10-18) it runs these
+/// shapes in its small-matrix kernels, and the kernel here has not been measured there.
+#define T3K_HOST_SMALL_PRODUCT_DISPATCH 1
+#endif
+
+/// Whether matrix_product computes C (m x n) [+]= A op(B), inner dimension k, by host_small_product: float or double
+/// on a host space, A untransposed, every factor with unit column stride, an output at least one vector wide (narrower
+/// ones are all single entries, which the BLAS ran faster: 0.56 vs 0.48 us for 64 x 5 by 5 x 3), and an inner
+/// dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x 8 by 8
+/// x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core (perf/README.md,
+/// session 20): 1.3-2.2x as fast on those shapes; at inner dimensions and outputs both 32 wide or more (J^T's products,
+/// the Khatri-Rao-first steps at ranks 32) the BLAS was as fast or faster. A property of the shapes alone, so every
+/// block of a sweep takes the same path whatever its chunk.
+constexpr int host_small_product_max_side = 16;
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool takes_host_small_product(Op op_a, Matrix<Scalar const, MemorySpace> const& a, Op op_b,
+                              Matrix<Scalar const, MemorySpace> const& b, Matrix<Scalar, MemorySpace> const& c,
+                              std::size_t inner, bool accumulate) {
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+  if constexpr (runs_on_host<ExecutionSpace>() &&
+                Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible &&
+                (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value)) {
+    std::size_t const n = c.extent(1);
+    std::size_t const lanes = sizeof(HostVectorOf<Scalar>) / sizeof(Scalar);
+    return op_a == Op::none && n >= lanes &&
+           (inner <= host_small_product_max_side || n <= host_small_product_max_side) &&
+           (a.extent(1) <= 1 || a.stride(1) == 1) && (b.extent(1) <= 1 || b.stride(1) == 1) &&
+           (n <= 1 || c.stride(1) == 1) &&
+           host_small_product_fits<Scalar>(int(n), int(inner), op_b == Op::transpose, accumulate);
+  }
+#endif
+  (void)op_a, (void)a, (void)op_b, (void)b, (void)c, (void)inner, (void)accumulate;
+  return false;
+}
+
 /// C [+]= op(A) op(B) (accumulate: C += ..., else C = ...). Shapes are the caller's invariant (checked in debug
 /// builds only). An empty inner dimension gives C = 0 (or leaves C as it is when accumulating).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -84,6 +125,13 @@ void matrix_product(ExecutionSpace const& space, char const* label, Op op_a, Mat
     if (!accumulate) Kokkos::deep_copy(space, c, Scalar(0));
     return;
   }
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+  if (takes_host_small_product<ExecutionSpace>(op_a, a, op_b, b, c, inner, accumulate)) {
+    host_small_product(int(c.extent(0)), int(c.extent(1)), int(inner), a.data(), a.stride(0), b.data(), b.stride(0),
+                       op_b == Op::transpose, c.data(), c.stride(0), accumulate);
+    return;
+  }
+#endif
 #ifdef T3K_HAVE_KOKKOSKERNELS
   // Kokkos Kernels (3.5 and later, 4.6 included) hands an (N, N) product with one column to gemv and takes that
   // column of B and of C as contiguous vectors, which a column slab's is not (its rows are a row stride apart): it
