@@ -81,12 +81,12 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
 
 /// Whether matrix_product computes C (m x n) [+]= A op(B), inner dimension k, by host_small_product: float or double
 /// on a host space, A untransposed, every factor with unit column stride, an output at least one vector wide (narrower
-/// ones are all single entries, which the BLAS ran faster: 0.56 vs 0.48 us for 64 x 5 by 5 x 3), and an inner
-/// dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x 8 by 8
-/// x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core (perf/README.md,
-/// session 20): 1.3-2.2x as fast on those shapes; at inner dimensions and outputs both 32 wide or more (J^T's products,
-/// the Khatri-Rao-first steps at ranks 32) the BLAS was as fast or faster. A property of the shapes alone, so every
-/// block of a sweep takes the same path whatever its chunk.
+/// ones are all single entries, which the BLAS ran faster: 0.48-0.49 against 0.56-0.81 us for 64 x 5 by 5 x 3), and an
+/// inner dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x
+/// 8 by 8 x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core
+/// (perf/README.md, session 20, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more (J^T's
+/// products, the Khatri-Rao-first steps at ranks 32) the BLAS was as fast or faster. A property of the shapes alone, so
+/// every block of a sweep takes the same path whatever its chunk.
 constexpr int host_small_product_max_side = 16;
 
 template <class ExecutionSpace, class Scalar, class MemorySpace>
