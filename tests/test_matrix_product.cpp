@@ -5,8 +5,8 @@
 // that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
 // definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; the
 // Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed,
-// one matrix or several); the probe-jet output kernel; and the column slabs the summed assembly products are split into
-// on host threads.
+// one matrix or several); the probe-jet output kernel; the column slabs the summed assembly products are split into
+// on host threads; and the host kernel for the sweeps' small products (host_small_product.hpp) against sequential sums.
 #include "algorithms/impl/host_small_product.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
@@ -654,10 +654,10 @@ void tools_see_calls_from_the_calling_thread_only() {
 }
 
 // Products on every host execution space that the BLAS takes (all but host_small_product's, in builds that dispatch to
-// it) run in the BLAS library Kokkos Kernels was configured with. Kokkos Kernels
-// 4.1+ calls its BLAS TPL only where the Views' execution space is the instance's, and a HostSpace View's is the
-// default host space: before kokkos_blas_gemm re-typed the Views, a product on Kokkos::Serial in a build whose
-// default host space is OpenMP ran Kokkos Kernels' own GEMM. Kokkos Kernels names the path it takes in the profiling
+// it) run in the BLAS library Kokkos Kernels was configured with. Kokkos Kernels 4.1+ calls its BLAS TPL only where
+// the Views' execution space is the instance's, and a HostSpace View's is the default host space: before
+// kokkos_blas_gemm re-typed the Views, a product on Kokkos::Serial in a build whose default host space is OpenMP ran
+// Kokkos Kernels' own GEMM. Kokkos Kernels names the path it takes in the profiling
 // region it pushes around each call ("KokkosBlas::gemm[TPL_BLAS,double]"; a one-column product goes through gemv).
 std::vector<std::string> blas_regions;
 

@@ -13,8 +13,8 @@
 ///
 /// Each entry of C is one sequential sum over the inner index, from zero (then added to C when accumulating), the
 /// order of the plain kernel matrix_product_kernel, each step one fused multiply-add where the build targets FMA
-/// (multiply_add). A row's bits never depend on the row count or on the register tile that holds it (tested), so a
-/// probe's rows do not depend on its chunk, and the sweeps stay chunk-invariant (SPEC.md section 9).
+/// (multiply_add_vector, multiply_add). A row's bits never depend on the row count or on the register tile that holds
+/// it (tested), so a probe's rows do not depend on its chunk, and the sweeps stay chunk-invariant (SPEC.md section 9).
 ///
 /// Written with GNU vector extensions (GCC, Clang): with plain loops GCC 12 kept multi-row accumulators on the stack or
 /// split them into narrower vectors by code form (perf/README.md, sessions 13, 14, 19).
