@@ -13,7 +13,6 @@
 namespace t3k_bench {
 namespace {
 
-constexpr int small_product_block_rows = 64;
 constexpr int small_product_total_rows = 10000;
 
 /// Args: m (rows of a block), n, k, transpose_b (B stored n x k), kernel (0: the BLAS, 1: host_small_product).
@@ -50,6 +49,7 @@ void BM_SmallProduct(benchmark::State& state) {
   double const flops = 2.0 * m * n * k * blocks;
   set_throughput_counters(state, total, flops, double(sizeof(Scalar)) * (double(blocks) * m * k + double(n) * k));
   state.counters["us_per_block"] = total / double(state.iterations()) / blocks * 1e6;
+  state.counters["peak_bytes"] = double(sizeof(Scalar)) * double(a.size() + b.size() + c.size());
   state.SetLabel(std::string(scalar_name<Scalar>()) + (t3k_kernel ? " host_small_product" : " BLAS"));
 }
 
