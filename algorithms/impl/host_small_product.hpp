@@ -64,6 +64,10 @@ constexpr std::size_t host_small_product_pack_bytes = 16384;
 template <class Scalar>
 using HostVectorOf = typename HostVector<Scalar>::type;
 
+/// Entries of Scalar per HostVectorOf<Scalar>.
+template <class Scalar>
+constexpr int host_vector_lanes = int(sizeof(HostVectorOf<Scalar>) / sizeof(Scalar));
+
 template <class Scalar>
 inline HostVectorOf<Scalar> load_vector(Scalar const* p) {
   HostVectorOf<Scalar> v;
@@ -121,7 +125,7 @@ template <class Scalar, int Rows, int Vectors>
 inline void host_product_tile(HostProductTerm<Scalar> const* terms, int n_terms, int i0, int j0, Scalar* c,
                               std::size_t ldc, bool continue_sums, bool add_to_c) {
   using V = HostVectorOf<Scalar>;
-  constexpr int lanes = int(sizeof(V) / sizeof(Scalar));
+  constexpr int lanes = host_vector_lanes<Scalar>;
   V acc[Rows][Vectors];
   for (int r = 0; r < Rows; ++r) {
     for (int v = 0; v < Vectors; ++v) {
@@ -195,7 +199,7 @@ inline void host_product_strip(HostProductTerm<Scalar> const* terms, int n_terms
 template <class Scalar>
 void host_small_product_sum(int m, int n, HostProductTerm<Scalar> const* terms, int n_terms, Scalar* c, std::size_t ldc,
                             bool continue_sums, bool add_to_c) {
-  constexpr int lanes = int(sizeof(HostVectorOf<Scalar>) / sizeof(Scalar));
+  constexpr int lanes = host_vector_lanes<Scalar>;
   int j = 0;
   for (; j + 2 * lanes <= n; j += 2 * lanes) {
     host_product_strip<Scalar, 2>(terms, n_terms, 0, m, j, c, ldc, continue_sums, add_to_c);

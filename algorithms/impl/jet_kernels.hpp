@@ -838,6 +838,24 @@ KOKKOS_INLINE_FUNCTION constexpr int write_probe_jets_group_probes(int k1) {
   return k1 <= 1 ? 8 : (k1 <= 2 ? 4 : (k1 <= 4 ? 2 : 1));
 }
 
+/// Probes [begin, end), relative to s0, of one group of the host write_probe_jets.
+struct ProbeGroup {
+  int begin, end;
+};
+
+/// Groups of `group_probes` probes aligned by absolute probe index that the probes [s0, s0 + rows) meet.
+KOKKOS_INLINE_FUNCTION constexpr int n_aligned_probe_groups(int s0, int rows, int group_probes) {
+  return (s0 + rows + group_probes - 1) / group_probes - s0 / group_probes;
+}
+
+/// Group g of n_aligned_probe_groups: [(s0 / G + g) G, (s0 / G + g + 1) G) clipped to [s0, s0 + rows), relative to
+/// s0 (G = group_probes).
+KOKKOS_INLINE_FUNCTION ProbeGroup aligned_probe_group(int s0, int rows, int group_probes, int g) {
+  int const first_group = s0 / group_probes;
+  return {max_of(s0, (first_group + g) * group_probes) - s0,
+          min_of(s0 + rows, (first_group + g + 1) * group_probes) - s0};
+}
+
 /// write_probe_jets on host backends: one group of probes per iteration (write_probe_jets_group_probes, aligned to
 /// it by absolute probe index), their rows (s, k < k1) written strip by strip, up to write_probe_jets_group_rows rows
 /// per strip: each strip of contiguous entries is held in registers while the rows of M1 and M2 stream past (each
@@ -865,13 +883,11 @@ struct WriteProbeJetsRows {
     int count = 0;
   };
 
-  /// Group g of the probes [s0, s0 + rows), by absolute index: [(first + g) G, (first + g + 1) G) clipped to them.
+  /// Group g of the probes [s0, s0 + rows) (aligned_probe_group).
   KOKKOS_INLINE_FUNCTION void operator()(int g) const {
-    int const first_group = s0 / group_probes;
-    int const begin = max_of(s0, (first_group + g) * group_probes) - s0;
-    int const end = min_of(s0 + rows, (first_group + g + 1) * group_probes) - s0;
+    ProbeGroup const group = aligned_probe_group(s0, rows, group_probes, g);
     RowSet set;
-    for (int s = begin; s < end; ++s) {
+    for (int s = group.begin; s < group.end; ++s) {
       for (int k = 0; k < n_orders; ++k) {
         if (k >= k1) {
           for (int j = 0; j < n; ++j) z(s0 + s, k, j) = Scalar(0);
@@ -940,13 +956,10 @@ struct WriteProbeJetsTiles {
 
   void operator()(int g) const {
     auto const& [z, m1, e1, m2, e2, s0, k1, n1, n2] = operands;
-    int const first_group = s0 / write_probe_jets_tile_probes;
-    int const begin = max_of(s0, (first_group + g) * write_probe_jets_tile_probes) - s0;
-    int const end = min_of(s0 + rows, (first_group + g + 1) * write_probe_jets_tile_probes) - s0;
+    auto const [begin, end] = aligned_probe_group(s0, rows, write_probe_jets_tile_probes, g);
     for (int k = 0; k < min_of(k1, n_orders); ++k) {
-      HostProductTerm<Scalar> const terms[2] = {
-          {&e1(begin, k, 0), e1.stride(0), m1.data(), m1.stride(0), n1},
-          {n2 > 0 ? &e2(begin, k, 0) : nullptr, n2 > 0 ? e2.stride(0) : 0, m2.data(), n2 > 0 ? m2.stride(0) : 0, n2}};
+      HostProductTerm<Scalar> terms[2] = {{&e1(begin, k, 0), e1.stride(0), m1.data(), m1.stride(0), n1}, {}};
+      if (n2 > 0) terms[1] = {&e2(begin, k, 0), e2.stride(0), m2.data(), m2.stride(0), n2};
       host_small_product_sum(end - begin, n, terms, n2 > 0 ? 2 : 1, &z(s0 + begin, k, 0), z.stride(0), false, false);
     }
     for (int s = begin; s < end; ++s) {
@@ -978,9 +991,7 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
     if constexpr (std::is_same<typename OutputView::non_const_value_type, Scalar>::value &&
                   (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value)) {
       if (n == 1 || z.stride(2) == 1) {
-        int const groups = (s0 + rows + write_probe_jets_tile_probes - 1) / write_probe_jets_tile_probes -
-                           s0 / write_probe_jets_tile_probes;
-        parallel_for_rows(space, label, groups,
+        parallel_for_rows(space, label, n_aligned_probe_groups(s0, rows, write_probe_jets_tile_probes),
                           WriteProbeJetsTiles<Scalar, MemorySpace, OutputView>{
                               {z, m1, e1, m2, e2, s0, k1, n1, n2}, rows, n_orders, n});
         return;
@@ -988,8 +999,7 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
     }
 #endif
     int const group_probes = write_probe_jets_group_probes(k1);
-    int const groups = (s0 + rows + group_probes - 1) / group_probes - s0 / group_probes;
-    parallel_for_rows(space, label, groups,
+    parallel_for_rows(space, label, n_aligned_probe_groups(s0, rows, group_probes),
                       WriteProbeJetsRows<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, rows, k1, n_orders, n,
                                                                           n1, n2, group_probes});
   } else {

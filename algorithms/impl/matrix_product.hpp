@@ -84,9 +84,10 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
 /// ones are all single entries, which the BLAS ran faster: 0.48-0.49 against 0.56-0.81 us for 64 x 5 by 5 x 3), and an
 /// inner dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x
 /// 8 by 8 x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core
-/// (perf/README.md, session 20, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more (J^T's
-/// products, the Khatri-Rao-first steps at ranks 32) the BLAS was as fast or faster. A property of the shapes alone, so
-/// every block of a sweep takes the same path whatever its chunk.
+/// (perf/README.md, session 20, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more its
+/// speed ranged from 0.69x to 1.47x the BLAS's (a standalone program), so those products (J^T's, the Khatri-Rao-first
+/// steps at ranks 32) stay with the BLAS. A property of the shapes alone, so every block of a sweep takes the same
+/// path whatever its chunk.
 constexpr int host_small_product_max_side = 16;
 
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -98,11 +99,9 @@ bool takes_host_small_product(Op op_a, Matrix<Scalar const, MemorySpace> const& 
                 Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible &&
                 (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value)) {
     std::size_t const n = c.extent(1);
-    std::size_t const lanes = sizeof(HostVectorOf<Scalar>) / sizeof(Scalar);
-    return op_a == Op::none && n >= lanes &&
+    return op_a == Op::none && n >= std::size_t(host_vector_lanes<Scalar>) &&
            (inner <= host_small_product_max_side || n <= host_small_product_max_side) &&
-           (a.extent(1) <= 1 || a.stride(1) == 1) && (b.extent(1) <= 1 || b.stride(1) == 1) &&
-           (n <= 1 || c.stride(1) == 1) &&
+           (a.extent(1) <= 1 || a.stride(1) == 1) && (b.extent(1) <= 1 || b.stride(1) == 1) && c.stride(1) == 1 &&
            host_small_product_fits<Scalar>(int(n), int(inner), op_b == Op::transpose, accumulate);
   }
 #endif
