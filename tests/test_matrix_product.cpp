@@ -295,7 +295,9 @@ TYPED_TEST(MatrixProductTest, KhatriRaoJetsMatchDefinition) { khatri_rao_jets_ma
 
 // contract_jets over either axis, every pairing, accumulating or not, against the sum over all coefficient pairs and
 // the contracted axis; output widths that hit each of the host kernel's strip widths (63 = 32 + 16 + 8 + 4 + 2 + 1,
-// for_each_strip) and its dot form's full and partial passes of eight outputs.
+// for_each_strip) and its dot form's full and partial passes of eight outputs. Seven probes: a full group of the
+// grouped host kernel (ContractJetsGroups, four probes) and a partial one; each probe's rows must also be bitwise
+// equal to the same call made for that probe alone.
 template <class C>
 void contract_jets_match_definition() {
   using S = typename C::scalar_type;
@@ -303,7 +305,7 @@ void contract_jets_match_definition() {
   using t3k::impl::ContractAxis;
   using t3k::impl::JetPairing;
   typename C::execution_space space;
-  std::size_t const rows = 3, lo = 3, ly = 3, lv = 2;
+  std::size_t const rows = 7, lo = 3, ly = 3, lv = 2;
   for (ContractAxis axis : {ContractAxis::first, ContractAxis::second})
     for (std::size_t const n_out : {std::size_t(3), std::size_t(8), std::size_t(19), std::size_t(63)})
       for (std::size_t const n_sum : {std::size_t(5), std::size_t(12)}) {
@@ -319,6 +321,18 @@ void contract_jets_match_definition() {
                                      t3k::impl::Jet4<S const, Mem>(y.device.data(), rows, ly, p, q), axis,
                                      t3k::impl::Jet3<S const, Mem>(v.device), pairing, accumulate);
             auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+            Kokkos::View<S***, Kokkos::LayoutRight, Mem> alone("alone", rows, lo, n_out);
+            Kokkos::deep_copy(alone, start.device);
+            for (std::size_t s = 0; s < rows; ++s) {
+              t3k::impl::contract_jets(
+                  space, "t3k_test::contract_jets_alone",
+                  t3k::impl::Jet3<S, Mem>(alone.data() + s * lo * n_out, 1, lo, n_out),
+                  t3k::impl::Jet4<S const, Mem>(y.device.data() + s * ly * p * q, 1, ly, p, q), axis,
+                  t3k::impl::Jet3<S const, Mem>(v.device.data() + s * lv * n_sum, 1, lv, n_sum), pairing, accumulate);
+            }
+            EXPECT_EQ(unequal_entries(out, alone), 0u)
+                << "one probe per call: axis " << int(axis) << " pairing " << int(pairing) << " accumulate "
+                << accumulate << " n_out " << n_out << " n_sum " << n_sum;
             for (std::size_t s = 0; s < rows; ++s)
               for (std::size_t n = 0; n < lo; ++n)
                 for (std::size_t x = 0; x < n_out; ++x) {

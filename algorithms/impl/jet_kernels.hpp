@@ -250,6 +250,7 @@ KOKKOS_INLINE_FUNCTION CoefficientPairRows<typename AJet::non_const_value_type> 
 ///   the sums stay in registers (Y's rows are read contiguously and the innermost loop vectorizes);
 ///   second (summing over Q): dot products over contiguous rows, eight outputs at a time (independent add chains
 ///   sharing each load of v).
+/// Builds that dispatch to host_small_product take the axpy form to ContractJetsGroups instead (four probes at once).
 template <class Scalar, class MemorySpace>
 struct ContractJetsRows {
   static constexpr int max_strip = 32;  // the widest strip of the axpy form (4 AVX registers of float)
@@ -318,6 +319,119 @@ struct ContractJetsRows {
   }
 };
 
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+/// Probes per iteration of ContractJetsGroups.
+constexpr int contract_jets_group_probes = 4;
+
+/// contract_jets' axpy form (summing over P) on host backends in builds that dispatch to host_small_product: a group
+/// of up to contract_jets_group_probes consecutive probes per iteration, all at one output order, their strips of
+/// outputs summed side by side in vector registers. One probe alone (ContractJetsRows) keeps a strip of two vectors at
+/// ranks 8: two chains of dependent multiply-adds, each step waiting out the FMA latency (4 cycles on Zen 3, two FMA
+/// units), so the sweeps' contractions ran at a quarter of the FMA rate; four probes make eight independent chains.
+/// Each entry is the sum of ContractJetsRows, in its order, from zero, each step one explicit FMA (multiply_add_vector,
+/// multiply_add), so neither the group an entry falls in nor its strip changes a bit (tested against one probe per
+/// call).
+template <class Scalar, class MemorySpace>
+struct ContractJetsGroups {
+  using PairRows = CoefficientPairRows<Scalar>;
+  Jet3<Scalar, MemorySpace> out;
+  Jet4<Scalar const, MemorySpace> ymat;
+  Jet3<Scalar const, MemorySpace> v;
+  JetPairing pairing;
+  int rows, lo, ly, lv, n_sum, n_out;
+  bool accumulate;
+
+  void operator()(int gn) const {
+    int const g = gn / lo;
+    int const n = gn - g * lo;
+    int const s0 = g * contract_jets_group_probes;
+    switch (min_of(contract_jets_group_probes, rows - s0)) {
+      case 4:
+        return group<4>(s0, n);
+      case 3:
+        return group<3>(s0, n);
+      case 2:
+        return group<2>(s0, n);
+      default:
+        return group<1>(s0, n);
+    }
+  }
+
+  /// Probes [s0, s0 + G) at output order n: strips of two vectors, then one, then single entries.
+  template <int G>
+  void group(int s0, int n) const {
+    static_assert(G <= contract_jets_group_probes, "t3k::impl::ContractJetsGroups: a group of at most four probes");
+    constexpr int lanes = host_vector_lanes<Scalar>;
+    CoefficientPairs const pairs = coefficient_pairs(pairing, n, ly, lv);
+    PairRows pair_rows[G];
+    Scalar* o[G];
+    for (int i = 0; i < G; ++i) {
+      pair_rows[i] = coefficient_pair_rows(pairs, ymat, v, s0 + i);
+      o[i] = &out(s0 + i, n, 0);
+    }
+    int x0 = 0;
+    for (; x0 + 2 * lanes <= n_out; x0 += 2 * lanes) strip<G, 2>(pair_rows, o, x0);
+    if (x0 + lanes <= n_out) {
+      strip<G, 1>(pair_rows, o, x0);
+      x0 += lanes;
+    }
+    for (; x0 < n_out; ++x0) single<G>(pair_rows, o, x0);
+  }
+
+  /// Outputs [x0, x0 + Vectors * lanes) of the G probes.
+  template <int G, int Vectors>
+  void strip(PairRows const (&pair_rows)[G], Scalar* const (&o)[G], int x0) const {
+    using V = HostVectorOf<Scalar>;
+    constexpr int lanes = host_vector_lanes<Scalar>;
+    std::size_t const row_stride = ymat.extent(3);
+    int const count = pair_rows[0].count;  // the same pairs for every probe
+    V acc[G][Vectors];
+#pragma GCC unroll 4
+    for (int i = 0; i < G; ++i) {
+#pragma GCC unroll 2
+      for (int w = 0; w < Vectors; ++w) acc[i][w] = V{};
+    }
+    for (int c = 0; c < count; ++c) {
+      for (int y = 0; y < n_sum; ++y) {
+#pragma GCC unroll 4
+        for (int i = 0; i < G; ++i) {
+          Scalar const vy = pair_rows[i].b[c * pair_rows[i].step_b + y];
+          Scalar const* const row = pair_rows[i].a + c * pair_rows[i].step_a + std::size_t(y) * row_stride + x0;
+#pragma GCC unroll 2
+          for (int w = 0; w < Vectors; ++w)
+            acc[i][w] = multiply_add_vector(acc[i][w], vy, load_vector(row + w * lanes));
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < G; ++i) {
+#pragma GCC unroll 2
+      for (int w = 0; w < Vectors; ++w) {
+        Scalar* const p = o[i] + x0 + w * lanes;
+        store_vector(p, accumulate ? load_vector(p) + acc[i][w] : acc[i][w]);
+      }
+    }
+  }
+
+  /// Output x0 of the G probes (a row's last entries, fewer than a vector).
+  template <int G>
+  void single(PairRows const (&pair_rows)[G], Scalar* const (&o)[G], int x0) const {
+    std::size_t const row_stride = ymat.extent(3);
+    int const count = pair_rows[0].count;
+    Scalar acc[G] = {};
+    for (int c = 0; c < count; ++c) {
+      for (int y = 0; y < n_sum; ++y) {
+        for (int i = 0; i < G; ++i) {
+          acc[i] = multiply_add(acc[i], pair_rows[i].b[c * pair_rows[i].step_b + y],
+                                pair_rows[i].a[c * pair_rows[i].step_a + std::size_t(y) * row_stride + x0]);
+        }
+      }
+    }
+    for (int i = 0; i < G; ++i) o[i][x0] = accumulate ? o[i][x0] + acc[i] : acc[i];
+  }
+};
+#endif
+
 /// out (rows, Lo, X) [+]= Y (rows, LY, P, Q) (*) v (rows, Lv, Y-axis), with the pairing and axis given. Each entry
 /// sums over the pairs (a, b) and then over the contracted axis, in that order, from zero.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -333,6 +447,17 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
   if (rows == 0 || lo == 0 || n_out == 0) return;
   bool const first = axis == ContractAxis::first;
   if constexpr (runs_on_host<ExecutionSpace>()) {
+#ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
+    if constexpr (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value) {
+      if (first) {
+        int const groups = (rows + contract_jets_group_probes - 1) / contract_jets_group_probes;
+        parallel_for_rows(
+            space, label, groups * lo,
+            ContractJetsGroups<Scalar, MemorySpace>{out, ymat, v, pairing, rows, lo, ly, lv, n_sum, n_out, accumulate});
+        return;
+      }
+    }
+#endif
     parallel_for_rows(
         space, label, rows * lo,
         ContractJetsRows<Scalar, MemorySpace>{out, ymat, v, pairing, lo, ly, lv, n_sum, n_out, first, accumulate});
