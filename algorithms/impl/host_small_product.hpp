@@ -126,7 +126,7 @@ struct HostProductTerm {
 /// as the eight multiply-add steps of an inner dimension of 8). The loops that fill and store the accumulators are
 /// unrolled by pragma: GCC 12 unrolled them only after its scalar replacement of aggregates had run, so it kept the
 /// accumulators in a stack array, loaded into registers before the inner loop and stored back after it, every tile
-/// (64 x 64 x 8 in double: 2.47 -> 1.94 us per block with both changes, perf/README.md, session 21).
+/// (64 x 64 x 8 in double: 2.39-2.53 -> 1.93-2.05 us per block with both changes, perf/README.md, session 21).
 template <class Scalar, int Rows, int Vectors>
 inline void host_product_tiles(HostProductTerm<Scalar> const* terms, int n_terms, int i0, int i_end, int j0, Scalar* c,
                                std::size_t ldc, bool continue_sums, bool add_to_c) {
