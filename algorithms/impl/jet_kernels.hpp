@@ -450,9 +450,8 @@ void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, 
 #ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
     if constexpr (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value) {
       if (first) {
-        int const groups = (rows + contract_jets_group_probes - 1) / contract_jets_group_probes;
         parallel_for_rows(
-            space, label, groups * lo,
+            space, label, n_row_blocks(std::size_t(rows), contract_jets_group_probes) * lo,
             ContractJetsGroups<Scalar, MemorySpace>{out, ymat, v, pairing, rows, lo, ly, lv, n_sum, n_out, accumulate});
         return;
       }
