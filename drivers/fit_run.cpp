@@ -10,6 +10,7 @@
 #include "algorithms/random_t3.hpp"
 #include "core/chunk_size.hpp"
 #include "core/error.hpp"
+#include "core/host_blas.hpp"
 #include "core/memory_tracking.hpp"
 #include "optimizers/adam.hpp"
 #include "optimizers/gradient_descent.hpp"
@@ -862,6 +863,8 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
       std::printf("t3k fit: resuming from %s (iteration %zu)\n", checkpoint_path.c_str(), resume.checkpoint.iteration);
     }
     std::fflush(stdout);
+    std::string const blas_warning = host_blas_warning();
+    if (!blas_warning.empty()) std::fprintf(stderr, "t3k fit: warning: %s\n", blas_warning.c_str());
   }
 
   // Only rank 0 reports; the records are the same on every rank (all but the elapsed time, which is rank 0's).

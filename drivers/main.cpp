@@ -20,6 +20,7 @@
 #include "core/chunk_size.hpp"
 #include "core/communicator.hpp"
 #include "core/error.hpp"
+#include "core/host_blas.hpp"
 #include "core/impl/host_random.hpp"
 #include "t3k_version.hpp"
 
@@ -452,6 +453,9 @@ void print_version() {
   fmt::print("t3k {}\n", T3K_VERSION_STRING);
   fmt::print("Kokkos {} (backends: {}; default execution space: {})\n", kokkos_version(), kokkos_backends(),
              Space::name());
+  fmt::print("host BLAS: {}\n", t3k::host_blas_description());
+  std::string const blas_warning = t3k::host_blas_warning();
+  if (!blas_warning.empty()) fmt::print("warning: {}\n", blas_warning);
 }
 
 /// An integer flag value >= `minimum`, with a message that reads well ("must be an integer >= 0, got '-1'").
@@ -565,6 +569,10 @@ int main(int argc, char** argv) {
   try {
     int kokkos_argc = int(kokkos_args.size());
     Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+    if (root && (command == jets || command == jv || command == jtr)) {
+      std::string const blas_warning = t3k::host_blas_warning();
+      if (!blas_warning.empty()) fmt::print(stderr, "t3k {}: warning: {}\n", name, blas_warning);
+    }
     if (command == jets) return run_jets(opt, comm);
     if (command == jv) return run_jv(opt, comm);
     if (command == jtr) return run_jtr(opt, comm);

@@ -3,8 +3,10 @@
 // and releases the cached fixtures before Kokkos is finalized.
 #include "bench_common.hpp"
 
+#include "core/host_blas.hpp"
 #include "t3k_version.hpp"
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -22,13 +24,6 @@ void release_fixtures() {
   for (auto& r : releases()) r();
 }
 }  // namespace t3k_bench
-
-// OpenBLAS's self-description, where the host BLAS is OpenBLAS: weak references, null with any other BLAS (outside
-// the unnamed namespace, so that they name the library's C symbols).
-#if defined(__GNUC__) && defined(__ELF__)
-extern "C" char* openblas_get_config() __attribute__((weak));
-extern "C" char* openblas_get_corename() __attribute__((weak));
-#endif
 
 namespace {
 
@@ -54,24 +49,6 @@ std::string enabled_backends() {
   add("SYCL");
 #endif
   return b;
-}
-
-// The host BLAS behind Kokkos Kernels' products, as OpenBLAS describes itself ("OpenBLAS 0.3.21 ... Zen
-// MAX_THREADS=64; core Zen") where it is OpenBLAS. The core decides how fast the probe sweeps' small products run:
-// OpenBLAS 0.3.21 runs small-matrix kernels only with its SkylakeX and Cooper Lake (AVX-512) kernels, and with the
-// others (Haswell, Zen) takes its general path for them, packing both factors and zeroing C first (perf/README.md,
-// session 19), so figures from two hosts compare only with this in view.
-std::string host_blas_description() {
-#if !defined(T3K_HAVE_KOKKOSKERNELS)
-  return "none (no Kokkos Kernels: T3K's plain product kernel)";
-#elif !defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
-  return "none (Kokkos Kernels' own kernels)";
-#elif defined(__GNUC__) && defined(__ELF__)
-  if (openblas_get_config == nullptr || openblas_get_corename == nullptr) return "a BLAS other than OpenBLAS";
-  return std::string(openblas_get_config()) + "; core " + openblas_get_corename();
-#else
-  return "unknown";
-#endif
 }
 
 }  // namespace
@@ -101,7 +78,15 @@ int main(int argc, char** argv) {
 #else
   benchmark::AddCustomContext("kokkos_kernels_tpl_blas", "OFF");
 #endif
-  benchmark::AddCustomContext("host_blas", host_blas_description());
+  // The core decides how fast the dense products run: OpenBLAS 0.3.21 runs small-matrix kernels only with its
+  // SkylakeX and Cooper Lake (AVX-512) kernels and takes its general path for the probe sweeps' products with the
+  // others (perf/README.md, session 19), and falls back to SSE3 kernels on CPUs newer than itself (session 23).
+  benchmark::AddCustomContext("host_blas", t3k::host_blas_description());
+  std::string const blas_warning = t3k::host_blas_warning();
+  if (!blas_warning.empty()) {
+    benchmark::AddCustomContext("host_blas_warning", blas_warning);
+    std::fprintf(stderr, "t3k_bench: warning: %s\n", blas_warning.c_str());
+  }
 
   benchmark::RunSpecifiedBenchmarks();
   t3k_bench::release_fixtures();

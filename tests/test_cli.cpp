@@ -3,8 +3,9 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "algorithms/estimate_chunk_size.hpp"
-#include "drivers/hdf5_io.hpp"
 #include "cli_harness.hpp"
+#include "core/host_blas.hpp"
+#include "drivers/hdf5_io.hpp"
 
 #include <gtest/gtest.h>
 
@@ -85,6 +86,35 @@ void version_mentions_kokkos() {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Kokkos"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("t3k"), std::string::npos) << r.output;
+}
+
+/// `t3k --version` names the host BLAS and the OpenBLAS core the child's environment chose, and warns (with the
+/// OPENBLAS_CORETYPE to set) exactly where OpenBLAS chose its fallback kernels on a CPU that runs faster ones.
+void version_names_the_blas_core() {
+  auto const own =
+      t3k_test::run_shell("env -u OPENBLAS_CORETYPE OMP_PROC_BIND=false " + quoted(T3K_CLI_PATH) + " --version");
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  ASSERT_NE(own.output.find("\nhost BLAS: "), std::string::npos) << own.output;
+  // OPENBLAS_CORETYPE chooses among the x86-64 kernels of a DYNAMIC_ARCH OpenBLAS.
+  if (own.output.find("DYNAMIC_ARCH") == std::string::npos || !t3k::host_cpu_vector_features().avx2_fma)
+    GTEST_SKIP() << "the tool's BLAS is not an x86-64 DYNAMIC_ARCH OpenBLAS:\n" << own.output;
+  std::size_t const at = own.output.find("; core ");
+  ASSERT_NE(at, std::string::npos) << own.output;
+  std::size_t const end = own.output.find('\n', at);
+  std::string const core = own.output.substr(at + 7, end - at - 7);
+  std::string const advice = t3k::openblas_core_advice(core, t3k::host_cpu_vector_features());
+  if (advice.empty()) {
+    EXPECT_EQ(own.output.find("warning"), std::string::npos) << own.output;
+  } else {
+    EXPECT_NE(own.output.find("warning: OpenBLAS does not know this CPU"), std::string::npos) << own.output;
+    EXPECT_NE(own.output.find("OPENBLAS_CORETYPE=" + advice), std::string::npos) << own.output;
+  }
+
+  auto const chosen =
+      t3k_test::run_shell("OPENBLAS_CORETYPE=Prescott OMP_PROC_BIND=false " + quoted(T3K_CLI_PATH) + " --version");
+  EXPECT_EQ(chosen.exit_code, 0) << chosen.output;
+  EXPECT_NE(chosen.output.find("; core Prescott\n"), std::string::npos) << chosen.output;
+  EXPECT_EQ(chosen.output.find("warning"), std::string::npos) << "the user chose the core\n" << chosen.output;
 }
 
 void demo_passes_its_checks() {
@@ -353,6 +383,7 @@ void estimate_chunk_prints_the_model() {
 
 
 TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
+TEST(Cli, VersionNamesTheBlasCore) { version_names_the_blas_core(); }
 TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
 TEST(Cli, JetsReproduceReference) { jets_reproduce_reference(); }
 TEST(Cli, JetsHonourTheOrderFlag) { jets_honour_the_order_flag(); }

@@ -74,8 +74,9 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
     defined(__FMA__) && !defined(__AVX512F__)
 /// Whether matrix_product hands small host products to host_small_product rather than to the BLAS: in builds for AVX2
 /// hosts without AVX-512, where OpenBLAS 0.3.21 runs them through its general path (host_small_product.hpp). Builds
-/// for AVX-512 hosts keep the BLAS: on the SkylakeX hosts measured (perf/README.md, sessions 10-18) it runs these
-/// shapes in its small-matrix kernels, and the kernel here has not been measured there.
+/// for AVX-512 hosts keep the BLAS: there OpenBLAS runs these shapes in its small-matrix kernels (SkylakeX, Cooper
+/// Lake), and on a Xeon with AVX-512 the kernel here ran each of BM_SmallProduct's shapes at 0.41-0.88x their speed
+/// (perf/README.md, session 23).
 #define T3K_HOST_SMALL_PRODUCT_DISPATCH 1
 #endif
 
