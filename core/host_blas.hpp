@@ -79,8 +79,9 @@ inline std::string host_blas_description() {
 #elif !defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
   return "none (Kokkos Kernels' own kernels)";
 #elif defined(__GNUC__) && defined(__ELF__)
-  if (openblas_get_config == nullptr || openblas_get_corename == nullptr) return "a BLAS other than OpenBLAS";
-  return std::string(openblas_get_config()) + "; core " + openblas_get_corename();
+  std::string const core = host_openblas_core();
+  if (openblas_get_config == nullptr || core.empty()) return "a BLAS other than OpenBLAS";
+  return std::string(openblas_get_config()) + "; core " + core;
 #else
   return "unknown";
 #endif

@@ -98,10 +98,11 @@ void version_names_the_blas_core() {
   // OPENBLAS_CORETYPE chooses among the x86-64 kernels of a DYNAMIC_ARCH OpenBLAS.
   if (own.output.find("DYNAMIC_ARCH") == std::string::npos || !t3k::host_cpu_vector_features().avx2_fma)
     GTEST_SKIP() << "the tool's BLAS is not an x86-64 DYNAMIC_ARCH OpenBLAS:\n" << own.output;
-  std::size_t const at = own.output.find("; core ");
+  std::string const marker = "; core ";
+  std::size_t const at = own.output.find(marker);
   ASSERT_NE(at, std::string::npos) << own.output;
-  std::size_t const end = own.output.find('\n', at);
-  std::string const core = own.output.substr(at + 7, end - at - 7);
+  std::size_t const first = at + marker.size();
+  std::string const core = own.output.substr(first, own.output.find('\n', first) - first);
   std::string const advice = t3k::openblas_core_advice(core, t3k::host_cpu_vector_features());
   if (advice.empty()) {
     EXPECT_EQ(own.output.find("warning: OpenBLAS"), std::string::npos) << own.output;
