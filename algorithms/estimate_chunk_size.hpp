@@ -43,6 +43,9 @@ struct TransposeMemoryModel {
   std::size_t assembly_bytes_per_row = 0;  ///< Khatri-Rao jets of the gradient assembly of one chunk row
   std::size_t output_bytes_per_row = 0;    ///< per-probe gradients (sum_over_probes = false), else 0
   std::size_t fixed_bytes = 0;             ///< summed gradients, and the frame factors J^T permutes or transposes
+  /// Bytes per reduction block of a chunk of several blocks on device backends: each block's partial of the summed
+  /// gradient (summed_block_partials), 0 on host backends.
+  std::size_t partial_bytes_per_block = 0;
   /// The reduction block of the backend the model is for (reduction_block_size_for): chunks are multiples of it.
   std::size_t block_rows = reduction_block_size;
 
@@ -50,7 +53,8 @@ struct TransposeMemoryModel {
   /// (down to a multiple of block_rows, at least one block, all rows when it covers them).
   std::size_t allocated_bytes(std::size_t rows, std::size_t chunk) const {
     std::size_t const c = impl::rows_per_chunk(chunk, rows, block_rows);
-    return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row);
+    return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row) +
+           summed_block_partials(c, block_rows) * partial_bytes_per_block;
   }
   /// Peak of the call including its inputs.
   std::size_t peak_bytes(std::size_t rows, std::size_t chunk) const {
@@ -86,13 +90,14 @@ TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std:
   int const k1 = general_jet_length(order, sh.d());
   // The layout is affine in the chunk rows: count it at 0 and 1 row.
   WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
-  (void)transpose_layout(at0, sh, 0, n_tangent, k1);
-  (void)transpose_layout(at1, sh, 1, n_tangent, k1);
+  (void)transpose_layout(at0, sh, 0, n_tangent, k1, block_rows);
+  (void)transpose_layout(at1, sh, 1, n_tangent, k1, block_rows);
   TransposeMemoryModel m;
   m.block_rows = block_rows;
   std::size_t const s = sizeof(Scalar);
   m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));
   m.assembly_bytes_per_row = s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly));
+  m.partial_bytes_per_block = summed_block_partials(2 * block_rows, block_rows) > 0 ? s * partial_entries(sh) : 0;
   std::size_t variation = 0, sum_n = 0;
   for (std::size_t i = 0; i < sh.d(); ++i) {
     variation += sh.no[i] * sh.big_n[i] + sh.rl[i] * sh.nu[i] * sh.rr[i + 1];
@@ -248,7 +253,10 @@ inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_sh
   std::size_t const per_row = model.sweep_bytes_per_row + model.assembly_bytes_per_row;
   if (per_row == 0) return rows;
   std::size_t const spare = target_bytes - (floor_bytes - smallest * per_row);
-  return impl::rows_per_chunk(spare / per_row, rows, block_rows);
+  std::size_t c = impl::rows_per_chunk(spare / per_row, rows, block_rows);
+  // Block partials (device backends) grow with the chunk's blocks, which the per-row division leaves out.
+  while (c > smallest && model.peak_bytes(rows, c) > target_bytes) c = impl::rows_per_chunk(c - 1, rows, block_rows);
+  return c;
 }
 
 namespace impl {

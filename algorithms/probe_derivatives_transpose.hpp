@@ -64,8 +64,9 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
   auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
 
   auto built = build_workspace<Scalar, Mem>(
-      space, "t3k::probe_derivatives_transpose::workspace",
-      [&](WorkspaceArena<Scalar, Mem>& arena) { return transpose_layout(arena, sh, c, nt, k1); });
+      space, "t3k::probe_derivatives_transpose::workspace", [&](WorkspaceArena<Scalar, Mem>& arena) {
+        return transpose_layout(arena, sh, c, nt, k1, reduction_block_size_for<ExecutionSpace>());
+      });
   auto& w = built.first;
   // Once per call: O_i with axes (a, b, o), the factor of E in step (3), and the transposed factors
   // (TransposeWorkspace): a matrix (rows x cols) is a (1, rows, cols) core whose last two axes swap.
@@ -212,9 +213,15 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
         if (summed) {
           auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
+          // Block partials (device backends, chunks of several blocks) as a (blocks * rows of the core) matrix.
+          std::size_t const blocks = summed_block_partials(rows, block_size);
+          auto partials = [&](std::size_t core_rows, std::size_t cols) {
+            return Matrix<Scalar, Mem>(w.partials.data(), blocks * core_rows, blocks > 0 ? cols : 0);
+          };
           assemble_tucker_summed(space, out_v, c3(chunk, w.eta, no[i]), c3(chunk, w.resid[t][i], big_n[i]), dxi,
-                                 c3(chunk, w.omega[i], big_n[i]));
-          assemble_tt_summed(space, out_h, c3(chunk, w.mu[i], rl[i]), sigma_kr, tau_i, frame_kr, has_left);
+                                 c3(chunk, w.omega[i], big_n[i]), partials(no[i], big_n[i]));
+          assemble_tt_summed(space, out_h, c3(chunk, w.mu[i], rl[i]), sigma_kr, tau_i, frame_kr, has_left,
+                             partials(rl[i], nu[i] * rr[i + 1]));
         } else {
           auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_probes, (t + 1) * n_probes), Kokkos::ALL,
                                        Kokkos::ALL);

@@ -32,6 +32,15 @@ constexpr std::size_t reduction_block_size_for() {
   return impl::runs_on_host<ExecutionSpace>() ? reduction_block_size : device_reduction_block_size;
 }
 
+/// Block partials a summed J^T keeps for a chunk of `rows` probe rows on a space whose reduction block is
+/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk of several blocks into
+/// a partial of its own in one batched kernel and then add the partials to the result in block order; host backends,
+/// and chunks of one block, add each block's products to the result directly (none).
+constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_rows) {
+  std::size_t const blocks = (rows + block_rows - 1) / block_rows;
+  return block_rows == device_reduction_block_size && blocks > 1 ? blocks : 0;
+}
+
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
 /// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at

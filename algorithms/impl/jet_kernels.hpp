@@ -13,6 +13,7 @@
 /// by one plain kernel with each entry a sequential sum). A probe's results therefore never depend on the chunk it was
 /// computed in, which is what makes the chunked J^T bitwise equal to the dense one (SPEC.md section 9).
 
+#include "algorithms/impl/device/batched_product.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "algorithms/impl/register_strips.hpp"
 #include "core/chunk_size.hpp"
@@ -80,38 +81,16 @@ void apply_matrix_to_block(ExecutionSpace const& space, char const* label, Jet3<
                  block_out, accumulate);
 }
 
-/// Smallest matrix (X * Y entries) that device backends apply by block products in the BLAS rather than by one plain
-/// kernel over all rows. Below it a row's product is a few hundred FLOPs per coefficient, and a plain kernel reading
-/// its matrix from cache beats thousands of small vendor-BLAS launches; above it (J^T's core products at ranks 32:
-/// 16384 entries) the BLAS's tiled kernels should win. A first guess from the H200 figures of perf/README.md (with
-/// plain kernels for every matrix, J^T at ranks 32 ran at ~0.6 TFLOP/s, ~1% of cuBLAS dgemm): not yet measured.
-constexpr std::size_t device_blas_min_matrix_entries = 2048;
-
-/// Whether apply_matrix on a device backend multiplies block by block in the BLAS (needs Kokkos Kernels) rather
-/// than by one plain kernel: a property of the shapes alone, never of the row count, so a probe's bits do not depend
-/// on its chunk either way.
-inline bool device_product_by_blocks(std::size_t n_in, std::size_t n_out) {
-#ifdef T3K_HAVE_KOKKOSKERNELS
-  return n_in * n_out >= device_blas_min_matrix_entries;
-#else
-  (void)n_in;
-  (void)n_out;
-  return false;
-#endif
-}
-
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3): one matrix product per
-/// block of reduction_block_size_for<ExecutionSpace>() probe rows, (block rows * L) x Y times Y x X; on host backends
-/// whole blocks are spread over the space's threads (host_blocks.hpp), on device backends the blocks' BLAS calls
-/// (cuBLAS, rocBLAS) run in order on the space's stream. Device backends apply small matrices (and, without Kokkos
-/// Kernels, every matrix) by one plain kernel over all rows instead (device_product_by_blocks; each entry one
-/// sequential sum, which no row count changes).
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3). Host backends: one
+/// matrix product per block of reduction_block_size_for<ExecutionSpace>() probe rows, (block rows * L) x Y times
+/// Y x X, whole blocks spread over the space's threads (host_blocks.hpp). Device backends: one tiled kernel over all
+/// rows (device/batched_product.hpp), each entry one sequential sum.
 ///
-/// Why blocks: `rows` are the probe rows of a chunk, and chunks start on multiples of the block (chunk sizes are
-/// rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same product on the same
-/// shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so one product over a
-/// chunk-sized row count could give a probe other bits in another chunking. Device blocks are 2048 probes, so that a
-/// block's product is large enough to occupy a GPU (with 64-probe blocks the launches' latency bound J^T there).
+/// Why blocks on host backends: `rows` are the probe rows of a chunk, and chunks start on multiples of the block
+/// (chunk sizes are rounded to it, core/chunk_size.hpp), so every probe's rows are always computed by the same
+/// product on the same shapes, whatever the chunk size: a BLAS may pick kernels, tilings or split sums by shape, so
+/// one product over a chunk-sized row count could give a probe other bits in another chunking. The device kernel's
+/// entries do not depend on the row count at all.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                   Jet3<Scalar const, MemorySpace> in, Matrix<Scalar const, MemorySpace> m, MatrixSide side,
@@ -122,19 +101,15 @@ void apply_matrix(ExecutionSpace const& space, char const* label, Jet3<Scalar, M
   T3K_DEBUG_ASSERT(in.extent(0) == rows && in.extent(1) == n_coeffs);
   if (rows == 0 || n_coeffs == 0 || n_out == 0) return;
   if constexpr (!runs_on_host<ExecutionSpace>()) {
-    std::size_t const n_in = in.extent(2);
-    if (!device_product_by_blocks(n_in, n_out)) {
-      // One launch for all rows: the plain kernel sums each entry on its own, so a probe's rows do not depend on the
-      // chunk either.
-      matrix_product_kernel(space, label, Op::none, Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, n_in),
-                            side == MatrixSide::cols_out ? Op::none : Op::transpose, m,
-                            Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
-      return;
-    }
+    device::tiled_product(space, label, Op::none,
+                          Matrix<Scalar const, MemorySpace>(in.data(), rows * n_coeffs, in.extent(2)),
+                          side == MatrixSide::cols_out ? Op::none : Op::transpose, m,
+                          Matrix<Scalar, MemorySpace>(out.data(), rows * n_coeffs, n_out), accumulate);
+  } else {
+    for_each_block_on_host_threads(
+        space, n_row_blocks(rows, reduction_block_size_for<ExecutionSpace>()),
+        [&](int block) { apply_matrix_to_block(space, label, out, in, m, side, accumulate, block); });
   }
-  for_each_block_on_host_threads(space, n_row_blocks(rows, reduction_block_size_for<ExecutionSpace>()), [&](int block) {
-    apply_matrix_to_block(space, label, out, in, m, side, accumulate, block);
-  });
 }
 
 /// Which pairs of coefficients a jet contraction combines (SPEC.md section 3).
@@ -815,10 +790,10 @@ struct ProbePairProduct {
 /// rows; blocks spread over the space's threads), otherwise on a copy of the block packed once into `pack` (at least
 /// one block of rows, L, N). So each block of probe vectors is read from memory once, however many matrices act on
 /// it (J applies U_i and each tangent's V_i: as separate calls over a chunk, the second read the chunk's probe
-/// vectors from memory again). Device backends multiply the probe rows in place the same way, per 2048-probe block,
-/// where a matrix is large enough (device_product_by_blocks) and the rows are such a matrix; otherwise they compute
-/// each entry as one sequential sum in one parallel kernel (`pack` unused there, it may be empty). Either way a
-/// probe's row never depends on the chunk it is in, nor on the other products of the call.
+/// vectors from memory again). Device backends multiply probe rows that are such a matrix by one tiled kernel per
+/// product and coefficient over all rows (device/batched_product.hpp), other probe Views by one per-entry kernel per
+/// product (`pack` unused there, it may be empty). Either way a probe's row never depends on the chunk it is in, nor
+/// on the other products of the call.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ProductOf>
 void apply_to_probe_pair_products(ExecutionSpace const& space, char const* label, std::size_t n_products,
                                   ProductOf const& product_of, ProbeView w, ProbeView p, int s0,
@@ -831,48 +806,47 @@ void apply_to_probe_pair_products(ExecutionSpace const& space, char const* label
   if (rows == 0 || kl == 0) return;
   T3K_DEBUG_ASSERT(kl <= 2);  // a linear jet: w, then p
   constexpr bool on_host = runs_on_host<ExecutionSpace>();
-  constexpr int block_size = int(reduction_block_size_for<ExecutionSpace>());
+  using ConstMatrix = Matrix<Scalar const, MemorySpace>;
   auto n_out_of = [](ProbePairProduct<Scalar, MemorySpace> const& q) { return int(q.out.extent(2)); };
-  // Whether product q multiplies blocks of probe rows (else: the device backends' plain kernel).
-  auto by_blocks = [&](ProbePairProduct<Scalar, MemorySpace> const& q) {
-    return on_host || device_product_by_blocks(std::size_t(n_in), std::size_t(n_out_of(q)));
-  };
-  bool in_place = false;
-  if constexpr (probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>()) {
-    // The probe rows already are a matrix: multiply them in place (packing would copy every probe vector once
-    // more, a fifth of the sweep's time at N = 1024 on a host), each coefficient's product written straight into
-    // its columns of the output's rows (a strided matrix: row s of the block is out[s, :, :]). Blocks are
-    // independent, so on host backends whole blocks go to the space's threads (host_blocks.hpp).
-    in_place = rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in));
-    if (in_place) {
-      using ConstMatrix = Matrix<Scalar const, MemorySpace>;
-      auto rows_of = [&](ProbeView const& v, int s, int block) {
-        return ConstMatrix(v.data() + std::size_t(s0 + s) * v.stride(0), block, n_in);
-      };
-      for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), block_size), [&](int b) {
-        int const s = b * block_size;
-        int const block = min_of(block_size, rows - s);
-        for (std::size_t qi = 0; qi < n_products; ++qi) {
-          ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
-          int const n_out = n_out_of(q);
-          if (n_out == 0 || !by_blocks(q)) continue;
-          Matrix<Scalar, MemorySpace> const out_rows(q.out.data() + std::size_t(s) * kl * n_out, block, kl * n_out);
-          matrix_product(space, label, Op::none, rows_of(w, s, block), Op::transpose, q.m,
-                         column_slab(out_rows, 0, n_out), false);
-          if (kl > 1) {
-            matrix_product(space, label, Op::none, rows_of(p, s, block), Op::transpose, q.m,
-                           column_slab(out_rows, n_out, 2 * std::size_t(n_out)), false);
-          }
-        }
-      });
-      if (on_host) return;
+  // Product q's rows [s, s + count) in place: the probe rows as a matrix, each coefficient's product written
+  // straight into its columns of the output's rows (a strided matrix: row s of the block is out[s, :, :]).
+  // (A generic lambda: its body is only compiled where probe_rows_may_be_matrix.)
+  auto product_in_place = [&](auto const& q, int s, int count) {
+    int const n_out = n_out_of(q);
+    Matrix<Scalar, MemorySpace> const out_rows(q.out.data() + std::size_t(s) * kl * n_out, count, kl * n_out);
+    for (int k = 0; k < kl; ++k) {
+      ProbeView const& v = k == 0 ? w : p;
+      ConstMatrix const in(v.data() + std::size_t(s0 + s) * v.stride(0), count, n_in);
+      auto const out = column_slab(out_rows, std::size_t(k) * n_out, std::size_t(k + 1) * n_out);
+      if constexpr (on_host) {
+        matrix_product(space, label, Op::none, in, Op::transpose, q.m, out, false);
+      } else {
+        device::tiled_product(space, label, Op::none, in, Op::transpose, q.m, out, false);
+      }
     }
-  }
+  };
+  constexpr bool may_be_matrix = probe_rows_may_be_matrix<Scalar, MemorySpace, ProbeView>();
+  // Packing rows that already are a matrix would copy every probe vector once more, a fifth of the sweep's time at
+  // N = 1024 on a host.
+  bool const in_place = may_be_matrix && rows_are_matrix(w, n_in) && (kl == 1 || rows_are_matrix(p, n_in));
   if constexpr (on_host) {
+    constexpr int block_size = int(reduction_block_size);
+    if constexpr (may_be_matrix) {
+      if (in_place) {
+        for_each_block_on_host_threads(space, n_row_blocks(std::size_t(rows), block_size), [&](int b) {
+          int const s = b * block_size;
+          for (std::size_t qi = 0; qi < n_products; ++qi) {
+            ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
+            if (n_out_of(q) > 0) product_in_place(q, s, min_of(block_size, rows - s));
+          }
+        });
+        return;
+      }
+    }
     T3K_DEBUG_ASSERT(pack.extent(0) >= min_of(reduction_block_size, std::size_t(rows)));
     T3K_DEBUG_ASSERT(pack.extent(1) == std::size_t(kl) && pack.extent(2) >= std::size_t(n_in));
-    for (int s = 0; s < rows; s += int(reduction_block_size)) {
-      int const block = min_of(int(reduction_block_size), rows - s);
+    for (int s = 0; s < rows; s += block_size) {
+      int const block = min_of(block_size, rows - s);
       Jet3<Scalar, MemorySpace> const packed(pack.data(), block, kl, n_in);
       pack_probe_pair(space, label, packed, w, p, s0 + s);
       for (std::size_t qi = 0; qi < n_products; ++qi) {
@@ -883,14 +857,21 @@ void apply_to_probe_pair_products(ExecutionSpace const& space, char const* label
                      Jet3<Scalar const, MemorySpace>(packed), q.m, MatrixSide::rows_out, false);
       }
     }
-    return;
-  }
-  (void)pack;
-  for (std::size_t qi = 0; qi < n_products; ++qi) {
-    ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
-    if (n_out_of(q) == 0 || (in_place && by_blocks(q))) continue;  // done by blocks above
-    Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out_of(q)}),
-                         ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{q.out, q.m, w, p, s0, n_in});
+  } else {
+    (void)pack;
+    (void)in_place;
+    for (std::size_t qi = 0; qi < n_products; ++qi) {
+      ProbePairProduct<Scalar, MemorySpace> const q = product_of(qi);
+      if (n_out_of(q) == 0) continue;
+      if constexpr (may_be_matrix) {
+        if (in_place) {
+          product_in_place(q, 0, rows);
+          continue;
+        }
+      }
+      Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, kl, n_out_of(q)}),
+                           ApplyToProbePairEntry<Scalar, MemorySpace, ProbeView>{q.out, q.m, w, p, s0, n_in});
+    }
   }
 }
 

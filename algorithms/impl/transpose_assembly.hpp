@@ -157,7 +157,7 @@ struct TtAssembly {
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
 void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Scalar const, MemorySpace> mu,
                         Jet3<Scalar const, MemorySpace> s_kr, Jet3<Scalar const, MemorySpace> tau,
-                        Jet3<Scalar const, MemorySpace> n_kr, bool has_left) {
+                        Jet3<Scalar const, MemorySpace> n_kr, bool has_left, Matrix<Scalar, MemorySpace> partials) {
   static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "H~ must be contiguous");
   using MatrixC = Matrix<Scalar const, MemorySpace>;
   std::size_t const rows = mu.extent(0), k1 = mu.extent(1);
@@ -165,21 +165,32 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
-  // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
-  // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
-  for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
-    auto const out_slab = column_slab(a_ub, c0, c1);
-    for (std::size_t s = 0; s < rows; s += block_size) {
-      std::size_t const m = min_of(block_size, rows - s) * k1;
-      std::size_t const row = s * k1;
-      matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
-                     column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
-      if (has_left) {
-        matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
-                       column_slab(MatrixC(n_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
+  if constexpr (!runs_on_host<ExecutionSpace>()) {
+    device::ProductTerm<Scalar, MemorySpace> const mu_s{
+        MatrixC(mu.data(), rows * k1, na), MatrixC(s_kr.data(), rows * k1, n_ub), true, false, int(block_size * k1)};
+    device::ProductTerm<Scalar, MemorySpace> const tau_n{MatrixC(tau.data(), has_left ? rows * k1 : 0, na),
+                                                         MatrixC(n_kr.data(), has_left ? rows * k1 : 0, n_ub), true,
+                                                         false, int(block_size * k1)};
+    device::batched_product(space, label, mu_s, has_left ? &tau_n : nullptr, a_ub, n_row_blocks(rows, block_size), true,
+                            partials);
+  } else {
+    (void)partials;
+    // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
+    // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
+    for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
+      auto const out_slab = column_slab(a_ub, c0, c1);
+      for (std::size_t s = 0; s < rows; s += block_size) {
+        std::size_t const m = min_of(block_size, rows - s) * k1;
+        std::size_t const row = s * k1;
+        matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
+                       column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
+        if (has_left) {
+          matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
+                         column_slab(MatrixC(n_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
+        }
       }
-    }
-  });
+    });
+  }
 }
 
 /// V~ (nO, N) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over the
@@ -189,7 +200,7 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutView>
 void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet3<Scalar const, MemorySpace> eta,
                             Jet3<Scalar const, MemorySpace> resid, Jet3<Scalar const, MemorySpace> dxi,
-                            Jet3<Scalar const, MemorySpace> omega) {
+                            Jet3<Scalar const, MemorySpace> omega, Matrix<Scalar, MemorySpace> partials) {
   static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "V~ must be contiguous");
   using MatrixC = Matrix<Scalar const, MemorySpace>;
   std::size_t const rows = eta.extent(0), k1 = eta.extent(1), kl = dxi.extent(1);
@@ -197,16 +208,25 @@ void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet
   Matrix<Scalar, MemorySpace> const v(out.data(), no, nj);
   char const* label = "t3k::probe_derivatives_transpose::assemble_tucker";
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
-  for_each_column_slab_on_host_threads(space, nj, [&](std::size_t c0, std::size_t c1) {
-    auto const out_slab = column_slab(v, c0, c1);
-    for (std::size_t s = 0; s < rows; s += block_size) {
-      std::size_t const block = min_of(block_size, rows - s);
-      matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
-                     column_slab(MatrixC(resid.data() + s * k1 * nj, block * k1, nj), c0, c1), out_slab, true);
-      matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
-                     column_slab(MatrixC(omega.data() + s * kl * nj, block * kl, nj), c0, c1), out_slab, true);
-    }
-  });
+  if constexpr (!runs_on_host<ExecutionSpace>()) {
+    device::ProductTerm<Scalar, MemorySpace> const eta_r{
+        MatrixC(eta.data(), rows * k1, no), MatrixC(resid.data(), rows * k1, nj), true, false, int(block_size * k1)};
+    device::ProductTerm<Scalar, MemorySpace> const dxi_omega{
+        MatrixC(dxi.data(), rows * kl, no), MatrixC(omega.data(), rows * kl, nj), true, false, int(block_size * kl)};
+    device::batched_product(space, label, eta_r, &dxi_omega, v, n_row_blocks(rows, block_size), true, partials);
+  } else {
+    (void)partials;
+    for_each_column_slab_on_host_threads(space, nj, [&](std::size_t c0, std::size_t c1) {
+      auto const out_slab = column_slab(v, c0, c1);
+      for (std::size_t s = 0; s < rows; s += block_size) {
+        std::size_t const block = min_of(block_size, rows - s);
+        matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
+                       column_slab(MatrixC(resid.data() + s * k1 * nj, block * k1, nj), c0, c1), out_slab, true);
+        matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
+                       column_slab(MatrixC(omega.data() + s * kl * nj, block * kl, nj), c0, c1), out_slab, true);
+      }
+    });
+  }
 }
 
 /// V~[o,j] contributions of one chunk: sum_{k<K1} eta^(k)[o] r^(k)[j] + sum_{m<Kl} dxi~^(m)[o] omega^(m)[j].

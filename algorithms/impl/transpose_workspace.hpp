@@ -37,15 +37,27 @@ struct TransposeWorkspace {
   std::array<Flat, 2> khatri_rao;
   /// Entries per probe row and order that each Khatri-Rao buffer holds: the widest core's (rL nU or nU rR1).
   std::size_t khatri_rao_width = 1;
+  /// Block partials of the summed assembly (summed_block_partials of them, each partial_entries(sh) long; empty where
+  /// the assembly adds to the result directly).
+  Flat partials;
 };
 
-/// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks; used by the counting pass (the
-/// memory model) and by the real allocation alike. Summed and per-probe results use the same workspace (the
-/// per-probe assembly reads the sweep's Khatri-Rao jets too).
+/// Entries of one block partial of the summed assembly: the largest gradient core, H~_i (rL nU rR1) or V~_i (nO N).
+inline std::size_t partial_entries(FrameShapes const& sh) {
+  std::size_t entries = 0;
+  for (std::size_t i = 0; i < sh.d(); ++i) {
+    entries = max_of(entries, max_of(sh.rl[i] * sh.nu[i] * sh.rr[i + 1], sh.no[i] * sh.big_n[i]));
+  }
+  return entries;
+}
+
+/// Lays out the J^T workspace for `rows` probes per chunk and `nt` residual stacks on a space whose reduction block
+/// is `block_rows`; used by the counting pass (the memory model) and by the real allocation alike. Summed and
+/// per-probe results use the same workspace (the per-probe assembly reads the sweep's Khatri-Rao jets too).
 template <class Scalar, class MemorySpace>
 TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, MemorySpace>& arena,
                                                          FrameShapes const& sh, std::size_t rows, std::size_t nt,
-                                                         int k1) {
+                                                         int k1, std::size_t block_rows) {
   TransposeWorkspace<Scalar, MemorySpace> w;
   std::size_t const d = sh.d();
   int const kl = linear_jet_length(k1);
@@ -80,6 +92,7 @@ TransposeWorkspace<Scalar, MemorySpace> transpose_layout(WorkspaceArena<Scalar, 
   auto const assembly = WorkspaceCategory::assembly;
   for (auto& buffer : w.khatri_rao) buffer = arena.take1(assembly, rows * std::size_t(k1) * khatri_rao);
   w.khatri_rao_width = khatri_rao;
+  w.partials = arena.take1(WorkspaceCategory::partials, summed_block_partials(rows, block_rows) * partial_entries(sh));
   auto const fixed = WorkspaceCategory::fixed;
   for (std::size_t i = 0; i < d; ++i) {
     w.outer_by_right.push_back(arena.take3(fixed, rl[i], rr[i + 1], no[i]));

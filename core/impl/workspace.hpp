@@ -20,7 +20,8 @@ namespace impl {
 enum class WorkspaceCategory : int {
   sweep = 0,     ///< edge-variable jets and sweep transients of the current chunk (per row)
   assembly = 1,  ///< Khatri-Rao jets of the gradient assembly (per row)
-  fixed = 2      ///< per-call buffers that do not grow with the chunk
+  fixed = 2,     ///< per-call buffers that do not grow with the chunk
+  partials = 3   ///< block partials of summed products on device backends (per reduction block of the chunk)
 };
 
 template <class Scalar, class MemorySpace>
@@ -59,7 +60,7 @@ class WorkspaceArena {
   Kokkos::View<Scalar*, MemorySpace> buffer_;
   bool counting_ = true;
   std::size_t offset_ = 0;
-  std::array<std::size_t, 3> by_category_{{0, 0, 0}};
+  std::array<std::size_t, 4> by_category_{{0, 0, 0, 0}};
 };
 
 /// Runs `layout(arena)` on a counting arena, allocates exactly that many elements in `space`, and runs it again on
