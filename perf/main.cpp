@@ -7,6 +7,7 @@
 #include "t3k_version.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -54,6 +55,9 @@ std::string enabled_backends() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Without OMP_PROC_BIND Kokkos' OpenMP backend prints four lines of advice to stdout, which would break
+  // --benchmark_format=json > file. false is the OpenMP runtime's own behaviour when neither variable is set.
+  if (!std::getenv("OMP_PROC_BIND") && !std::getenv("OMP_PLACES")) ::setenv("OMP_PROC_BIND", "false", 0);
   Kokkos::ScopeGuard guard(argc, argv);
   // Registrations whose name contains "_Optin" (e.g. |W| = 10^6, the W = 10^5 target shapes) take minutes on a
   // small machine: they run only when a --benchmark_filter names them.
