@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
 #endif
   // The core decides how fast the dense products run: OpenBLAS 0.3.21 runs small-matrix kernels only with its
   // SkylakeX and Cooper Lake (AVX-512) kernels and takes its general path for the probe sweeps' products with the
-  // others (perf/README.md, session 19), and falls back to SSE3 kernels on CPUs newer than itself (session 23).
+  // others (docs/performance.md), and falls back to SSE3 kernels on CPUs newer than itself (docs/development.md).
   benchmark::AddCustomContext("host_blas", t3k::host_blas_description());
   std::string const blas_warning = t3k::host_blas_warning();
   if (!blas_warning.empty()) {
