@@ -91,12 +91,15 @@ add_library(t3k_lapack INTERFACE)
 # With Kokkos' OpenMP backend, prefer Debian's OpenMP build of OpenBLAS (libopenblas0-openmp, which scripts/setup.sh
 # installs) over the default pthreads build: its GEMMs run on the same libgomp threads as Kokkos, whereas the
 # pthreads build keeps a second pool whose threads spin against Kokkos' after every call (measured: J^T on two
-# threads up to 3x slower with many small GEMMs; perf/README.md). Linking the library file by its full path puts
-# its directory on the build tree's RUNPATH, so every libopenblas.so.0 of the process (Kokkos Kernels' too) is it.
+# threads up to 3x slower with many small GEMMs; docs/performance.md). Its directory goes on the RUNPATH of every
+# program linked with t3k (installed ones too), so every libopenblas.so.0 of the process (Kokkos Kernels' too) is it.
+# A linker option rather than the library's full path: CMake would warn that the directory hides the default
+# libopenblas.so.0, which is the point.
 set(T3K_OPENMP_OPENBLAS "/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-openmp/libopenblas.so.0" CACHE FILEPATH
     "OpenMP build of OpenBLAS used when Kokkos has the OpenMP backend (empty: the system default BLAS)")
 if("OPENMP" IN_LIST T3K_KOKKOS_BACKENDS AND T3K_OPENMP_OPENBLAS AND EXISTS "${T3K_OPENMP_OPENBLAS}")
-  target_link_libraries(t3k_lapack INTERFACE "${T3K_OPENMP_OPENBLAS}")
+  get_filename_component(_t3k_openmp_openblas_dir "${T3K_OPENMP_OPENBLAS}" DIRECTORY)
+  target_link_options(t3k_lapack INTERFACE "LINKER:-rpath,${_t3k_openmp_openblas_dir}")
   message(STATUS "T3K: BLAS/LAPACK from the OpenMP build of OpenBLAS (${T3K_OPENMP_OPENBLAS})")
 endif()
 target_link_libraries(t3k_lapack INTERFACE ${LAPACK_LIBRARIES})

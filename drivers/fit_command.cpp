@@ -12,6 +12,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace t3k {
@@ -55,6 +57,11 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   for (std::size_t a = 1; a < kokkos_args.size(); ++a) {
     std::string const arg = kokkos_args[a];
     has_threads = has_threads || starts_with(arg, "--kokkos-threads") || starts_with(arg, "--kokkos-num-threads");
+    // The command line's thread count is the one in effect, and the one summary.yaml records.
+    for (char const* flag : {"--kokkos-threads=", "--kokkos-num-threads="}) {
+      if (starts_with(arg, flag) && std::atoi(arg.c_str() + std::strlen(flag)) > 0)
+        config.kokkos.threads = std::atoi(arg.c_str() + std::strlen(flag));
+    }
     has_device = has_device || starts_with(arg, "--kokkos-device-id");
   }
   std::vector<std::string> extra;

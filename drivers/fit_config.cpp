@@ -28,7 +28,9 @@ namespace {
 std::string format_error(std::string const& file, std::string const& key_path, Location where,
                          std::string const& message) {
   std::ostringstream out;
-  out << file << ':' << where.line << ':' << where.column << ": ";
+  out << file;
+  if (where.line > 0) out << ':' << where.line << ':' << where.column;  // 0: the file as a whole
+  out << ": ";
   if (!key_path.empty()) out << key_path << ": ";
   out << message;
   return out.str();

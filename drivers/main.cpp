@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -489,6 +490,11 @@ int main(int argc, char** argv) {
   cli::MpiSession mpi(argc, argv);
   Communicator const comm = mpi.world();
   bool const root = comm.rank_index() == 0;  // prints help, versions and errors once
+
+  // Kokkos' OpenMP backend prints four lines of advice to stdout when OMP_PROC_BIND is unset, into every command's
+  // output (`fit --quiet` too). false is what the OpenMP runtime does when neither variable is set, so this default
+  // changes no thread binding; values the user sets are kept.
+  if (!std::getenv("OMP_PROC_BIND") && !std::getenv("OMP_PLACES")) ::setenv("OMP_PROC_BIND", "false", 0);
 
   // --kokkos-* arguments go to Kokkos, everything else to the command line parser.
   std::vector<char*> kokkos_args{argv[0]}, cli_args{argv[0]};

@@ -272,7 +272,7 @@ std::shared_ptr<CoreFixture<Scalar>> core_fixture(Shape const& s) {
   });
 }
 
-/// Shapes (d, N, n, r) of the frame and T3-SVD benchmarks, up to the SPEC.md section 10 example N=1000, n=64, r=128.
+/// Shapes (d, N, n, r) of the frame and T3-SVD benchmarks, up to the FLOP-count example N=1000, n=64, r=128.
 inline void core_sweep(benchmark::internal::Benchmark* b) {
   b->ArgNames(shape_arg_names());
   b->Args({6, 64, 8, 8, 0, 0})->Args({8, 64, 8, 8, 0, 0})->Args({8, 64, 16, 32, 0, 0})->Args({8, 1000, 64, 128, 0, 0});
@@ -310,7 +310,7 @@ struct LaunchCounts {
 /// Where `ExecSpace` takes the device code paths (device backends; host spaces in T3K_DEVICE_CODE_PATHS_ON_HOST
 /// builds): counters `kernel_launches` (Kokkos kernels, through Kokkos Tools' begin-parallel callbacks) and
 /// `blas_products` (products Kokkos Kernels hands to the vendor BLAS) of one more call. On a GPU each costs
-/// microseconds of latency, so the counts say how near a call is to launch-bound (perf/README.md, session 17). Not
+/// microseconds of latency, so the counts say how near a call is to launch-bound (perf/README.md, "Counters"). Not
 /// on host paths: there a tool watching kernels makes the sweeps run their blocks in order on one thread
 /// (impl::tool_watches_kernels), which would be another call, and kernels inside row ranges are loops no tool sees.
 /// A Kokkos tool's own callbacks are restored afterwards.
@@ -537,7 +537,7 @@ inline void set_gemm_fraction(benchmark::State& state, PairedReference const& pa
 /// (`paired`, same space and threads); copy_ref_bytes/s is that reference.
 ///
 /// Also the roofline counters, because whether a probe sweep is memory-bound at all depends on its shape:
-/// FLOP/byte = flops / bytes of one call (SPEC.md's exact count over the bytes the call must move);
+/// FLOP/byte = flops / bytes of one call (the exact count of flop_counts.hpp over the bytes the call must move);
 /// roofline_FLOP/s = min(GEMM reference, copy reference * FLOP/byte) with the best-of-batches references measured
 /// once per process, the most any implementation could reach on this machine if it ran at the dense-kernel rate
 /// and moved only those bytes at copy speed; roofline_fraction = FLOP/s over it. Where copy reference * FLOP/byte

@@ -1,4 +1,4 @@
-// Issue 4's memory/time trade-off of J^T: for |W| = 10^3 .. 10^6 probes at chunk none (only where the model says
+// The memory/time trade-off of J^T: for |W| = 10^3 .. 10^6 probes at chunk none (only where the model says
 // the call fits in 8 GB), auto (automatic_chunk_size) and fixed 256 and 4096, the measured peak bytes (allocation
 // tracking around one call), the model's prediction of the bytes J^T allocates (model_bytes) and of the whole peak
 // including the caller's probe and residual data (model_peak_bytes), and the time. Shapes d=6, N=16, n=4, r=8, K=2,

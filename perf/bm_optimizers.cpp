@@ -1,5 +1,5 @@
-// Two iterations of each optimizer (newton_cg, gradient_descent, mc_sgd, adam) on a planted problem: issue 5's
-// mid-size figure d=8, N=64, n=8, r=8, K=2, |W|=10^4, double, started at a 1% perturbation of the planted T3.
+// Two iterations of each optimizer (newton_cg, gradient_descent, mc_sgd, adam) on a planted problem of
+// mid size d=8, N=64, n=8, r=8, K=2, |W|=10^4, double, started at a 1% perturbation of the planted T3.
 // The benchmark time is the whole call with max_iterations = 2 (initial frame, loss and gradient included). The
 // counter iteration_s is the first iteration alone (history[1].elapsed - history[0].elapsed), setup_s the part
 // before it, and second_iteration_s the second iteration (history[2].elapsed - history[1].elapsed). The first

@@ -1,5 +1,5 @@
-// The orthogonal frame of a T3 (SPEC.md section 5): QR sweeps over the small cores on the host (LAPACK). SPEC.md
-// gives no FLOP count for it, so this reports time and bytes (input cores + frame cores) only.
+// The orthogonal frame of a T3 (docs/math.md): QR sweeps over the small cores on the host (LAPACK). There is
+// no FLOP count for it, so this reports time and bytes (input cores + frame cores) only.
 #include "bench_common.hpp"
 
 namespace t3k_bench {

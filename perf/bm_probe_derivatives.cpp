@@ -1,4 +1,4 @@
-// Probes and probe jets of a T3 (SPEC.md sections 2 and 4): t3k::probes (order 0, one probe vector per mode) and
+// Probes and probe jets of a T3 (docs/math.md): t3k::probes (order 0, one probe vector per mode) and
 // t3k::probe_derivatives (jets of order K along probe directions). Memory-bound for small ranks: the counters
 // compare the bytes moved (probe vectors in, jets out, cores) with the in-process copy bandwidth.
 #include "bench_common.hpp"
@@ -117,7 +117,7 @@ void probe_sweep(benchmark::internal::Benchmark* b) {
 void output_reuse_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames(shape_arg_names());
   b->Args({6, 64, 8, 8, 2, 10000})->Args({6, 1024, 8, 8, 2, 10000})->Args({6, 64, 8, 8, 2, 100000});
-  b->Args({8, 64, 16, 32, 2, 4096});  // issue 8's J^T shape: wide ranks (Khatri-Rao-first right-to-left steps)
+  b->Args({8, 64, 16, 32, 2, 4096});  // the J^T target shape: wide ranks (Khatri-Rao-first right-to-left steps)
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 void probe_sweep_float(benchmark::internal::Benchmark* b) {

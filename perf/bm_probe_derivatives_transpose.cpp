@@ -1,6 +1,6 @@
-// J^T (SPEC.md sections 8 and 9): t3k::probe_derivatives_transpose, summed over probes and per probe, dense
+// J^T (docs/math.md): t3k::probe_derivatives_transpose, summed over probes and per probe, dense
 // (chunk none) and chunked (auto and fixed sizes), over d, N, n, r, K, W, n_t and float/double. FLOP/s come from
-// the exact per-probe count of SPEC.md section 10; gemm_fraction divides them by the dense GEMM throughput of the
+// the exact per-probe count of flop_counts.hpp; gemm_fraction divides them by the dense GEMM throughput of the
 // same scalar type with the same threads, sampled after each timed call for as long as the call took (Serial
 // registrations against one-thread Serial GEMM). peak_bytes is measured by allocation tracking around one call,
 // model_bytes is what the memory model (t3k::transpose_memory_model) predicts J^T allocates for that call.
@@ -72,7 +72,7 @@ void jt_sweep_float(benchmark::internal::Benchmark* b) {
 BENCHMARK_TEMPLATE(BM_JT, double)->Apply(jt_sweep);
 BENCHMARK_TEMPLATE(BM_JT, float)->Apply(jt_sweep_float);
 
-// Issue 8's target shapes: d=8, N=64, n=16, r=32, K=2 (target: >= 50% of GEMM at W = 10^5), at chunk none, auto
+// The J^T target shapes: d=8, N=64, n=16, r=32, K=2 (target: >= 50% of GEMM at W = 10^5), at chunk none, auto
 // and fixed sizes from one block up (auto against the best fixed chunk: target within 10%). At W = 4096 by default
 // (the FLOPs per probe do not depend on W); W = 10^5 is opt-in (_Optin: about half a minute per call on one core).
 void jt_target(benchmark::internal::Benchmark* b, std::int64_t w) {

@@ -1,5 +1,5 @@
-// T3-SVD (SPEC.md section 11): sequential truncation by QR and SVD of the small cores on the host (LAPACK), here
-// to half the Tucker and TT ranks. SPEC.md gives no FLOP count for it, so this reports time and bytes (input cores
+// T3-SVD (docs/math.md): sequential truncation by QR and SVD of the small cores on the host (LAPACK), here
+// to half the Tucker and TT ranks. There is no FLOP count for it, so this reports time and bytes (input cores
 // + truncated cores) only.
 #include "bench_common.hpp"
 

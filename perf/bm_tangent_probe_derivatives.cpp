@@ -1,6 +1,6 @@
-// The forward Jacobian J (SPEC.md section 7): t3k::tangent_probe_derivatives of one variation at a frame. Like the
+// The forward Jacobian J (docs/math.md): t3k::tangent_probe_derivatives of one variation at a frame. Like the
 // probes it streams probe vectors in and jets out; the counters compare with the in-process copy bandwidth and
-// report FLOP/s from the "Forward J per probe" count of SPEC.md section 10.
+// report FLOP/s from the "Forward J per probe" count of flop_counts.hpp.
 #include "bench_common.hpp"
 
 namespace t3k_bench {
@@ -64,7 +64,7 @@ BENCHMARK_TEMPLATE(BM_JInto, double)
     ->Args({6, 64, 8, 8, 2, 100000})
     ->Args({6, 256, 8, 8, 2, 10000})
     ->Args({6, 1024, 8, 8, 2, 10000})
-    ->Args({8, 64, 16, 32, 2, 4096})  // issue 8's J^T shape: wide ranks (Khatri-Rao-first right-to-left steps)
+    ->Args({8, 64, 16, 32, 2, 4096})  // the J^T target shape: wide ranks (Khatri-Rao-first right-to-left steps)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_J, float)

@@ -1,6 +1,6 @@
 #pragma once
 /// \file flop_counts.hpp
-/// The exact per-probe FLOP counts of SPEC.md section 10 (FLOPs = 2 x scalar multiply-adds of the pairwise
+/// The exact per-probe FLOP counts (FLOPs = 2 x scalar multiply-adds of the pairwise
 /// contractions of the reference evaluation order), written out term by term so that every benchmark reports
 /// FLOP/s against the same yardstick, independently of how the library schedules its kernels. Pure host code: no
 /// Kokkos, so the unit check (flop_counts_check.cpp) compiles in a second.
@@ -11,13 +11,13 @@
 
 namespace t3k_bench {
 
-/// Frame shapes of SPEC.md section 5: per core u = nU_i, o = nO_i, N = N_i; rl, rr have d + 1 entries.
+/// Frame shapes of docs/math.md: per core u = nU_i, o = nO_i, N = N_i; rl, rr have d + 1 entries.
 struct FrameDims {
   std::vector<std::size_t> big_n, nu, no, rl, rr;
   std::size_t d() const { return big_n.size(); }
 };
 
-/// Frame shapes of a generic (random) T3 by the rank rules of SPEC.md section 5 (tails squashed).
+/// Frame shapes of a generic (random) T3 by the rank rules of docs/math.md (tails squashed).
 /// \param big_n mode sizes N_i, \param n Tucker ranks n_i, \param r TT ranks r_0..r_d (boundaries ignored)
 inline FrameDims frame_dims_of_t3(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
                                   std::vector<std::size_t> const& r) {
@@ -35,7 +35,7 @@ inline FrameDims frame_dims_of_t3(std::vector<std::size_t> const& big_n, std::ve
   return f;
 }
 
-/// The jet lengths of SPEC.md section 0 for order K and d modes.
+/// The jet lengths of docs/math.md for order K and d modes.
 struct JetLengths {
   double k1, kl, p, pl;
   JetLengths(std::size_t order, std::size_t d) {
@@ -47,7 +47,7 @@ struct JetLengths {
   }
 };
 
-/// FLOPs per probe of J^T (SPEC.md section 10: frame part + n_t x tangent part, summed over cores).
+/// FLOPs per probe of J^T (frame part + n_t x tangent part, summed over cores).
 inline double transpose_flops_per_probe(FrameDims const& f, std::size_t order, std::size_t n_tangent = 1) {
   std::size_t const d = f.d();
   JetLengths const j(order, d);
@@ -69,7 +69,7 @@ inline double transpose_flops_per_probe(FrameDims const& f, std::size_t order, s
   return frame + double(n_tangent) * tangent;
 }
 
-/// FLOPs per probe of the forward J for one tangent (SPEC.md section 10, "Forward J per probe").
+/// FLOPs per probe of the forward J for one tangent ("Forward J per probe").
 inline double tangent_flops_per_probe(FrameDims const& f, std::size_t order) {
   std::size_t const d = f.d();
   JetLengths const j(order, d);
@@ -90,7 +90,7 @@ inline double tangent_flops_per_probe(FrameDims const& f, std::size_t order) {
   return total;
 }
 
-/// FLOPs per probe of the probe jets of a T3 (SPEC.md section 10, "T3 probe jets per probe"); order 0 gives the
+/// FLOPs per probe of the probe jets of a T3 ("T3 probe jets per probe"); order 0 gives the
 /// plain probes. \param r TT ranks r_0..r_d as stored (boundary ranks may differ from 1).
 inline double t3_probe_jet_flops_per_probe(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
                                            std::vector<std::size_t> const& r, std::size_t order) {

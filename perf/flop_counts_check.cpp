@@ -1,4 +1,4 @@
-// Unit check of perf/flop_counts.hpp against the worked examples of SPEC.md section 10. Exits 1 on a mismatch.
+// Unit check of perf/flop_counts.hpp against worked examples. Exits 1 on a mismatch.
 #include "flop_counts.hpp"
 
 #include <cmath>
@@ -20,7 +20,7 @@ int main() {
   std::printf("%-58s %s\n", "frame ranks of the small example", shapes_ok ? "ok" : "MISMATCH");
   if (!shapes_ok) ++failures;
   expect("J^T flops/probe, N=(4,5,6,3) n=(3,4,2,3) r=(1,2,3,2,1) K=2", transpose_flops_per_probe(small, 2), 5642, 0);
-  // N=1000, n=64, r=128, d=8, K=2: J^T ~ 3.07e8 flops/probe (three significant digits in SPEC.md).
+  // N=1000, n=64, r=128, d=8, K=2: J^T ~ 3.07e8 flops/probe (three significant digits known).
   std::vector<std::size_t> const big_n(8, 1000), n(8, 64);
   std::vector<std::size_t> r(9, 128);
   r.front() = r.back() = 1;

@@ -1,4 +1,4 @@
-// Issue 4's demonstration: a J^T whose unchunked workspace the memory model puts far beyond this machine's memory
+// The chunking demonstration: a J^T whose unchunked workspace the memory model puts far beyond this machine's memory
 // runs under chunk_size auto within a few GB, and its result equals a smaller chunking bit for bit.
 //   t3k_large_assembly [W]    (default W = 10^6; d = 12, N = n = 2, TT ranks up to 64, K = 3, double)
 // Prints the model's peaks, the auto chunk, the measured peak bytes and time of each run, and whether the two

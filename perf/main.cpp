@@ -7,6 +7,7 @@
 #include "t3k_version.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -54,6 +55,9 @@ std::string enabled_backends() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Without OMP_PROC_BIND Kokkos' OpenMP backend prints four lines of advice to stdout, which would break
+  // --benchmark_format=json > file. false is the OpenMP runtime's own behaviour when neither variable is set.
+  if (!std::getenv("OMP_PROC_BIND") && !std::getenv("OMP_PLACES")) ::setenv("OMP_PROC_BIND", "false", 0);
   Kokkos::ScopeGuard guard(argc, argv);
   // Registrations whose name contains "_Optin" (e.g. |W| = 10^6, the W = 10^5 target shapes) take minutes on a
   // small machine: they run only when a --benchmark_filter names them.
@@ -80,7 +84,7 @@ int main(int argc, char** argv) {
 #endif
   // The core decides how fast the dense products run: OpenBLAS 0.3.21 runs small-matrix kernels only with its
   // SkylakeX and Cooper Lake (AVX-512) kernels and takes its general path for the probe sweeps' products with the
-  // others (perf/README.md, session 19), and falls back to SSE3 kernels on CPUs newer than itself (session 23).
+  // others (docs/performance.md), and falls back to SSE3 kernels on CPUs newer than itself (docs/development.md).
   benchmark::AddCustomContext("host_blas", t3k::host_blas_description());
   std::string const blas_warning = t3k::host_blas_warning();
   if (!blas_warning.empty()) {

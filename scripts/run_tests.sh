@@ -2,7 +2,8 @@
 # Builds T3K and runs its tests in four legs; any failure fails the script (nonzero exit).
 #
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
-#           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads).
+#           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads); then the
+#           examples (examples/your_data with Python, examples/cpp against the installed package).
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
@@ -56,6 +57,25 @@ end() {
 # "100% tests passed, 0 tests failed out of 57" -> "57 tests"
 count_tests() { grep -Eo 'out of [0-9]+' "$1" | tail -n 1 | sed 's/out of /ctest: /; s/$/ tests/'; }
 
+# The user guide's examples against the main leg's build: the Python walk-through of docs/your-data.md (write a data
+# problem with numpy and h5py, fit it with t3k, read the model back), and the C++ program of examples/cpp/ built
+# against T3K installed to build/install through find_package(t3k).
+run_examples() {
+  local python=/usr/bin/python3
+  [[ -x "$python" ]] || python=python3
+  log "example: examples/your_data (write_data.py, t3k fit, read_model.py)"
+  rm -rf examples/your_data/runs
+  "$python" examples/your_data/write_data.py
+  OMP_NUM_THREADS=2 build/drivers/t3k fit examples/your_data/fit.yaml --quiet
+  "$python" examples/your_data/read_model.py
+  log "example: examples/cpp against cmake --install build --prefix build/install"
+  rm -rf build/install build/example-cpp
+  cmake --install build --prefix build/install >/dev/null
+  cmake -S examples/cpp -B build/example-cpp -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/build/install"
+  cmake --build build/example-cpp -j "$JOBS"
+  OMP_NUM_THREADS=2 OMP_PROC_BIND=false build/example-cpp/fit_planted
+}
+
 if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
   log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main and device-paths legs need it)"
   [[ " $LEGS " == *" main "* || " $LEGS " == *" device-paths "* ]] && exit 1
@@ -71,7 +91,8 @@ for leg in $LEGS; do
         -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON
       cmake --build build -j "$JOBS"
       (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
-      end "$(count_tests build/ctest.log)"
+      run_examples
+      end "$(count_tests build/ctest.log), examples"
       ;;
     device-paths)
       begin device-paths "Release with assertions, device code paths on host spaces, tests and bench smoke (build-device-paths/)"

@@ -23,7 +23,7 @@ PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
 JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   libopenblas-dev libopenblas0-openmp libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
-  dpkg-dev)
+  dpkg-dev hdf5-tools python3-numpy python3-h5py)
 SOURCES_FILE=/etc/apt/sources.list.d/t3k-src.sources
 
 log() { printf '[setup] %s\n' "$*"; }

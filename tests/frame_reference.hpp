@@ -1,6 +1,6 @@
 #pragma once
 // Test helpers for J and J^T: frames with random cores of frame shapes (J, J^T and their identities are algebraic and
-// hold for any cores of the right shapes), random variations, and the dense tangent T(v) of SPEC.md section 6 built
+// hold for any cores of the right shapes), random variations, and the dense tangent T(v) of docs/math.md built
 // term by term from the cores on the host, independently of the library's sweeps.
 
 #include "reference.hpp"
@@ -83,7 +83,7 @@ std::vector<double> flat_host(View const& v) {
   return out;
 }
 
-/// Dense T(v_t) of SPEC.md section 6 as a sum of 2d dense T3 terms.
+/// Dense T(v_t) of docs/math.md as a sum of 2d dense T3 terms.
 template <class Frame, class Variation>
 std::vector<double> dense_tangent(Frame const& f, Variation const& v, std::size_t t) {
   std::size_t const d = f.n_modes();

@@ -1,6 +1,6 @@
 #pragma once
 // Independent brute-force references on tiny shapes: dense tensors by explicit multi-index sums and probe jets by
-// the subset expansion of SPEC.md section 2. Host only, plain std::vector, no library code.
+// the subset expansion of docs/math.md. Host only, plain std::vector, no library code.
 
 #include <Kokkos_Core.hpp>
 
@@ -41,7 +41,7 @@ HostT3 host_t3(T3 const& x) {
 /// X[j_0..j_{d-1}] = sum over all bond and Tucker indices of the core products (boundary bonds summed).
 inline double dense_entry(HostT3 const& x, std::vector<std::size_t> const& j) {
   std::size_t const d = x.shapes.size();
-  // Explicit recursion over (a_0, u_0, a_1, u_1, ..., a_d): the most literal form of SPEC.md section 1.
+  // Explicit recursion over (a_0, u_0, a_1, u_1, ..., a_d): the most literal form of docs/math.md.
   std::function<double(std::size_t, std::size_t)> rec = [&](std::size_t i, std::size_t a) -> double {
     if (i == d) return 1.0;
     double total = 0;

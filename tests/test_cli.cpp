@@ -1,4 +1,4 @@
-// The command-line tool t3k (SPEC.md section 17), run as a child process: the reference cases reproduced to 1e-12
+// The command-line tool t3k (docs/file-format.md), run as a child process: the reference cases reproduced to 1e-12
 // relative, exit code 2 with a message naming the dataset, file or flag for bad input, and atomic outputs.
 #ifdef T3K_TESTS_HAVE_IO
 
@@ -242,7 +242,7 @@ double gram_defect(double const* a, std::size_t rows, std::size_t cols) {
   return worst;
 }
 
-/// The frame of the stored T3 is orthogonal (SPEC.md section 5) and has the reference frame's shapes.
+/// The frame of the stored T3 is orthogonal (docs/math.md) and has the reference frame's shapes.
 void frame_is_orthogonal_with_reference_shapes() {
   for (auto const& name : reference_cases) {
     ScratchDirectory dir;
@@ -257,7 +257,7 @@ void frame_is_orthogonal_with_reference_shapes() {
     EXPECT_EQ(frame.left_ranks(), expected.left_ranks()) << name;
     EXPECT_EQ(frame.right_ranks(), expected.right_ranks()) << name;
     std::size_t const d = frame.n_modes();
-    double const orthogonality = 1e-13;  // SPEC.md section 12.2
+    double const orthogonality = 1e-13;  // a few hundred epsilon
     for (std::size_t i = 0; i < d; ++i) {
       auto const& u = frame.up_tucker(i);
       EXPECT_LE(gram_defect(u.data(), u.extent(0), u.extent(1)), orthogonality) << name << " U_" << i;
@@ -321,7 +321,7 @@ void jtr_reproduces_reference(bool per_probe) {
   }
 }
 
-/// SPEC.md section 9: the summed J^T is bitwise identical for every chunk size.
+/// docs/math.md: the summed J^T is bitwise identical for every chunk size.
 void jtr_sum_is_bitwise_independent_of_chunk_size() {
   for (auto const& name : reference_cases) {
     ScratchDirectory dir;

@@ -1,4 +1,4 @@
-// `t3k fit CONFIG.yaml` (issue 6): end-to-end runs of the built CLI for every optimizer and both problem sources,
+// `t3k fit CONFIG.yaml`: end-to-end runs of the built CLI for every optimizer and both problem sources,
 // killed-and-resumed runs equal to uninterrupted ones, every class of validation error with its key path and
 // line:column, a runtime failure that leaves the last good checkpoint intact, and a seeded fuzz test of the
 // configuration loader (in process).
@@ -153,7 +153,7 @@ std::string run_and_check_outputs(ScratchDirectory const& dir, std::string const
   EXPECT_LT(final_loss, initial) << summary;
   EXPECT_TRUE(std::isfinite(summary_value(summary, "final", "relative_residual")));
   EXPECT_TRUE(std::isfinite(summary_value(summary, "final", "gradient_norm")));
-  // The model in the SPEC.md section 17 layout.
+  // The model in the docs/file-format.md layout.
   io::Reader model(dir.file("out/model.h5"));
   EXPECT_EQ(model.read_t3().mode_shapes(), mode_shapes);
   // One history row and one JSON record per iteration (0..n).
@@ -205,7 +205,7 @@ void synthetic_adam_runs() {
                         {5, 4, 6, 5});
 }
 
-/// An HDF5 probe set of a planted T3 in the SPEC.md section 17 layout, with per-probe weights.
+/// An HDF5 probe set of a planted T3 in the docs/file-format.md layout, with per-probe weights.
 void write_planted_data_file(std::string const& path, std::size_t n_probes, bool with_weights) {
   Kokkos::DefaultHostExecutionSpace space;
   auto const truth = t3k::random_t3<double>(space, {5, 6, 4}, {2, 3, 2}, {1, 2, 2, 1}, 21);

@@ -1,4 +1,4 @@
-// HDF5 files of SPEC.md section 17 (drivers/hdf5_io.hpp): bitwise round trips of every kind of object, error
+// HDF5 files of docs/file-format.md (drivers/hdf5_io.hpp): bitwise round trips of every kind of object, error
 // messages that name the file and the dataset, and atomic writes.
 #ifdef T3K_TESTS_HAVE_IO
 

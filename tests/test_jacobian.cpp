@@ -1,4 +1,4 @@
-// The forward Jacobian J and its chunked transpose J^T (SPEC.md sections 7-9) against brute-force references:
+// The forward Jacobian J and its chunked transpose J^T (docs/math.md) against brute-force references:
 // dense tangents T(v) built term by term, the subset expansion of probe jets, and the explicit Jacobian matrix.
 #include "test_devices.hpp"
 #include "frame_reference.hpp"
@@ -141,7 +141,7 @@ void adjoint_identity_holds() {
           rhs += dot(flat_host(Kokkos::subview(v.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL)),
                      flat_host(Kokkos::subview(g.tt[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL)));
         }
-        // 1e-12 in double (SPEC.md section 12, test 6); float: a few hundred epsilons of the same scale.
+        // 1e-12 in double; float: a few hundred epsilons of the same scale.
         double const tol = std::max(1e-12, eps_times<S>(500)) * std::sqrt(njv * nr);
         EXPECT_NEAR(lhs, rhs, tol) << "d=" << d << " K=" << order << " t=" << t;
       }
@@ -204,7 +204,7 @@ void transpose_matches_explicit_jacobian() {
   }
 }
 
-// Summed J^T is bitwise the unchunked result for every chunk size (SPEC.md section 9); per-probe results too.
+// Summed J^T is bitwise the unchunked result for every chunk size (docs/math.md); per-probe results too.
 template <class C>
 void chunked_transpose_equals_dense_bitwise() {
   using S = typename C::scalar_type;

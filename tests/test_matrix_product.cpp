@@ -239,7 +239,7 @@ struct TestJet {
   double at(std::size_t s, std::size_t k, std::size_t x) const { return host[(s * l + k) * n + x]; }
 };
 
-// Whether coefficient l of a and m of b enter order k of a Khatri-Rao term (SPEC.md section 3, written out).
+// Whether coefficient l of a and m of b enter order k of a Khatri-Rao term (docs/math.md, written out).
 bool pairs_with(t3k::impl::JetPairing pairing, std::size_t k, std::size_t l, std::size_t m) {
   switch (pairing) {
     case t3k::impl::JetPairing::product: return l + m == k;

@@ -1,4 +1,4 @@
-// The memory model of J^T against measured allocations, and the chunk-size policies (SPEC.md section 14).
+// The memory model of J^T against measured allocations, and the chunk-size policies (docs/math.md).
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
@@ -219,7 +219,7 @@ void automatic_chunk_caps_host_workspace() {
     ASSERT_LT(c, balance) << "this shape's balance workspace is far beyond the host cap";
     EXPECT_EQ(c, threads * expected_blocks_each(m) * b) << threads << " threads";
   }
-  // Issue 8's shape in float: two blocks' workspace fit the workspace budget but not their Khatri-Rao jets the
+  // The J^T target shape in float: two blocks' workspace fit the workspace budget but not their Khatri-Rao jets the
   // Khatri-Rao budget, so each thread gets one block; at small ranks the workspace budget binds (several blocks).
   {
     auto const m = t3k::transpose_memory_model(big_n, n, r, 2, 1, true, t3k::ScalarType::float32);

@@ -1,4 +1,4 @@
-// The four optimizers on planted problems (SPEC.md section 15), the gradient and the Gauss-Newton operator.
+// The four optimizers on planted problems (docs/math.md), the gradient and the Gauss-Newton operator.
 #include "test_devices.hpp"
 #include "frame_reference.hpp"
 

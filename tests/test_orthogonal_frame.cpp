@@ -1,4 +1,4 @@
-// Orthogonalization sweeps and the orthogonal frame (SPEC.md sections 1 and 5): orthogonality, the rank rules,
+// Orthogonalization sweeps and the orthogonal frame (docs/math.md): orthogonality, the rank rules,
 // and reconstruction of the tensor from every frame diagram against the brute-force dense reference.
 #include <algorithm>
 #include <cmath>
@@ -123,7 +123,7 @@ void expect_dense_near(std::vector<double> const& actual, std::vector<double> co
   EXPECT_LE(worst, tol) << what;
 }
 
-// Expected frame shapes by the rank rules of SPEC.md section 5 (r after squashing: r_0 = r_d = 1).
+// Expected frame shapes by the rank rules of docs/math.md (r after squashing: r_0 = r_d = 1).
 struct FrameRanks {
   std::vector<std::size_t> nu, no, rl, rr;
 };

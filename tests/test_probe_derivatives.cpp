@@ -1,4 +1,4 @@
-// Probe jets of T3s (SPEC.md sections 2 and 4) against the brute-force subset expansion of dense tensors.
+// Probe jets of T3s (docs/math.md) against the brute-force subset expansion of dense tensors.
 #include "test_devices.hpp"
 #include "reference.hpp"
 

@@ -1,4 +1,4 @@
-// T3-SVD (SPEC.md section 11) and reduce_to_minimal_ranks: exactness on inputs of known lower rank, the truncation
+// T3-SVD (docs/math.md) and reduce_to_minimal_ranks: exactness on inputs of known lower rank, the truncation
 // error identity ||Y - T3SVD(Y)||^2 = sum of discarded sigma^2, rtol truncation, option validation, uniform form.
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-// Tangent space at a T3 (SPEC.md sections 6, 11 and 15): variation algebra, gauge projection, the rank-doubled T3
+// Tangent space at a T3 (docs/math.md): variation algebra, gauge projection, the rank-doubled T3
 // of a tangent, projection onto the tangent space and the retraction.
 #include "test_devices.hpp"
 #include "reference.hpp"
@@ -54,7 +54,7 @@ double tol(double factor = kFrameFactor) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Host copies and the brute-force dense tangent of SPEC.md section 6, independent of the library's kernels.
+// Host copies and the brute-force dense tangent of docs/math.md, independent of the library's kernels.
 
 template <class View>
 std::vector<double> flat(View const& v) {
@@ -367,7 +367,7 @@ void gauge_conditions_hold_after_projection() {
             g2 = std::max(g2, std::abs(acc));
           }
       }
-      // 1e-13 in double (SPEC.md section 12.3); 100 epsilon of the entries' scale in float.
+      // 1e-13 in double; 100 epsilon of the entries' scale in float.
       double const bound = (sizeof(S) == 8 ? 1e-13 : eps_times<S>(100)) * std::max(scale, 1.0);
       EXPECT_LE(g1, bound) << "(G1), d = " << d;
       EXPECT_LE(g2, bound) << "(G2), d = " << d;
@@ -562,7 +562,7 @@ void retraction_of_zero_reproduces_x() {
     auto dx = dense_tensor(host_t3(xf.first));
     auto error = dense_of<C>(rx);
     for (std::size_t k = 0; k < error.size(); ++k) error[k] -= dx[k];
-    // 1e-12 relative in double (SPEC.md section 11); the factor 1000 covers the frame and the T3-SVD in float.
+    // 1e-12 relative in double; the factor 1000 covers the frame and the T3-SVD in float.
     double const rel = sizeof(S) == 8 ? 1e-12 : eps_times<S>(kFrameFactor);
     EXPECT_LE(norm2(error), rel * norm2(dx)) << "d = " << sh.big_n.size();
   }
@@ -592,7 +592,7 @@ void retraction_is_second_order() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   // The O(eps^2) error must stand well above rounding (~eps_machine ||X||) and eps ||T(v)|| well below X's smallest
-  // kept singular value. Double uses eps = 1e-2, 1e-3 (SPEC.md section 11); float eps = 2e-2, 2e-3, where the smaller
+  // kept singular value. Double uses eps = 1e-2, 1e-3; float eps = 2e-2, 2e-3, where the smaller
   // error (~1e-5) is still about 100 float epsilons. Random T3s are often nearly rank deficient (sigma_min ~ 1e-4
   // ||X||, where eps = 1e-2 is not yet asymptotic), so X is redrawn until sigma_min >= 0.05 ||X||.
   double const eps1 = sizeof(S) == 8 ? 1e-2 : 2e-2;

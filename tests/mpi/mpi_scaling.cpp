@@ -1,4 +1,4 @@
-// Strong scaling of the sharded J^T (SPEC.md section 16) and the memory model's per-rank prediction at scale.
+// Strong scaling of the sharded J^T (docs/math.md) and the memory model's per-rank prediction at scale.
 //
 //   mpiexec -np P t3k_mpi_scaling [--probes W] [--repeats R]
 //

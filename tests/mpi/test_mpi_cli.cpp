@@ -1,4 +1,4 @@
-// The command-line tool under `mpiexec -np P` (SPEC.md section 16, issue 7), for P = 1, 2 and 3 (3: uneven shards,
+// The command-line tool under `mpiexec -np P` (docs/math.md), for P = 1, 2 and 3 (3: uneven shards,
 // and a shard of no rows for a probe set of 2). This program itself runs as one process: it launches the built
 // t3k once alone and once under mpiexec and compares the outputs: J^T summed to 1e-12 relative, per-probe outputs
 // (jets, J v, J^T per probe) to 1e-12, fitted T3s to 1e-10 as tensors; only rank 0 writes; a bad input on any rank

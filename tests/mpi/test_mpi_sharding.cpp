@@ -1,4 +1,4 @@
-// Sharding the probe set across MPI ranks (SPEC.md section 16). ctest runs this executable under mpiexec on 1, 2 and
+// Sharding the probe set across MPI ranks (docs/math.md). ctest runs this executable under mpiexec on 1, 2 and
 // 3 ranks (3: uneven shards). Every rank also computes the single-process result on the whole (small) problem
 // itself and checks the sharded result against it; results that must be replicated are compared bitwise across
 // ranks through a min/max reduction of a hash. A failure on any rank fails the run on every rank.
