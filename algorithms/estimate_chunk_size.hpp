@@ -51,14 +51,21 @@ struct TransposeMemoryModel {
 
   /// Bytes J^T itself allocates for `rows` probes at a requested `chunk` rows per pass, rounded as J^T rounds it
   /// (down to a multiple of block_rows, at least one block, all rows when it covers them).
+  /// **Throws:** InvalidArgument when the count exceeds size_t (checked arithmetic: never a wrapped figure).
   std::size_t allocated_bytes(std::size_t rows, std::size_t chunk) const {
+    char const* where = "t3k::TransposeMemoryModel::allocated_bytes";
     std::size_t const c = impl::rows_per_chunk(chunk, rows, block_rows);
-    return fixed_bytes + rows * output_bytes_per_row + c * (sweep_bytes_per_row + assembly_bytes_per_row) +
-           summed_block_partials(c, block_rows) * partial_bytes_per_block;
+    std::size_t const per_row = impl::checked_add(sweep_bytes_per_row, assembly_bytes_per_row, where);
+    std::size_t const partials = impl::checked_mul(summed_block_partials(c, block_rows), partial_bytes_per_block, where);
+    return impl::checked_add(
+        impl::checked_add(impl::checked_add(fixed_bytes, impl::checked_mul(rows, output_bytes_per_row, where), where),
+                          impl::checked_mul(c, per_row, where), where),
+        partials, where);
   }
-  /// Peak of the call including its inputs.
+  /// Peak of the call including its inputs. **Throws:** as allocated_bytes.
   std::size_t peak_bytes(std::size_t rows, std::size_t chunk) const {
-    return rows * input_bytes_per_row + allocated_bytes(rows, chunk);
+    char const* where = "t3k::TransposeMemoryModel::peak_bytes";
+    return impl::checked_add(impl::checked_mul(rows, input_bytes_per_row, where), allocated_bytes(rows, chunk), where);
   }
 };
 
@@ -78,9 +85,14 @@ inline FrameShapes frame_shapes_of_t3(std::string const& where, std::vector<std:
   sh.rl.assign(d + 1, 1);
   sh.rr.assign(d + 1, 1);
   for (std::size_t i = 0; i < d; ++i) sh.nu[i] = min_of(tucker_ranks[i], mode_shapes[i]);
-  for (std::size_t i = 0; i + 1 < d; ++i) sh.rl[i + 1] = min_of(sh.rl[i] * sh.nu[i], tt_ranks[i + 1]);
-  for (std::size_t i = d - 1; i >= 1; --i) sh.rr[i] = min_of(sh.rl[i], sh.nu[i] * sh.rr[i + 1]);
-  for (std::size_t i = 0; i < d; ++i) sh.no[i] = min_of(sh.rl[i] * sh.rr[i + 1], sh.nu[i]);
+  // Products saturate: a product past size_t is larger than the rank it is compared with.
+  auto product = [](std::size_t a, std::size_t b) {
+    std::size_t out = 0;
+    return __builtin_mul_overflow(a, b, &out) ? ~std::size_t(0) : out;
+  };
+  for (std::size_t i = 0; i + 1 < d; ++i) sh.rl[i + 1] = min_of(product(sh.rl[i], sh.nu[i]), tt_ranks[i + 1]);
+  for (std::size_t i = d - 1; i >= 1; --i) sh.rr[i] = min_of(sh.rl[i], product(sh.nu[i], sh.rr[i + 1]));
+  for (std::size_t i = 0; i < d; ++i) sh.no[i] = min_of(product(sh.rl[i], sh.rr[i + 1]), sh.nu[i]);
   return sh;
 }
 
@@ -97,19 +109,27 @@ TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std:
   std::size_t const s = sizeof(Scalar);
   m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));
   m.assembly_bytes_per_row = s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly));
-  m.partial_bytes_per_block = summed_block_partials(2 * block_rows, block_rows) > 0 ? s * partial_entries(sh) : 0;
+  char const* where = "t3k::transpose_memory_model";
+  using impl::checked_add;
+  using impl::checked_mul;
+  m.partial_bytes_per_block =
+      summed_block_partials(2 * block_rows, block_rows) > 0 ? checked_mul(s, partial_entries(sh), where) : 0;
   std::size_t variation = 0, sum_n = 0;
   for (std::size_t i = 0; i < sh.d(); ++i) {
-    variation += sh.no[i] * sh.big_n[i] + sh.rl[i] * sh.nu[i] * sh.rr[i + 1];
-    sum_n += sh.big_n[i];
+    std::size_t const tucker = checked_mul(sh.no[i], sh.big_n[i], where);
+    std::size_t const tt = checked_mul(checked_mul(sh.rl[i], sh.nu[i], where), sh.rr[i + 1], where);
+    variation = checked_add(variation, checked_add(tucker, tt, where), where);
+    sum_n = checked_add(sum_n, sh.big_n[i], where);
   }
-  m.fixed_bytes = s * at0.size();
+  m.fixed_bytes = checked_mul(s, at0.size(), where);
+  std::size_t const variation_bytes = checked_mul(checked_mul(s, n_tangent, where), variation, where);
   if (sum_over_probes) {
-    m.fixed_bytes += s * n_tangent * variation;
+    m.fixed_bytes = checked_add(m.fixed_bytes, variation_bytes, where);
   } else {
-    m.output_bytes_per_row = s * n_tangent * variation;
+    m.output_bytes_per_row = variation_bytes;
   }
-  m.input_bytes_per_row = s * (2 + n_tangent * (order + 1)) * sum_n;
+  std::size_t const jets = checked_add(2, checked_mul(n_tangent, checked_add(order, 1, where), where), where);
+  m.input_bytes_per_row = checked_mul(checked_mul(s, jets, where), sum_n, where);
   return m;
 }
 

@@ -118,6 +118,21 @@ class ChunkSize {
 };
 
 namespace impl {
+/// a * b for byte counts of the memory model. **Throws:** InvalidArgument naming `where` when it exceeds size_t.
+inline std::size_t checked_mul(std::size_t a, std::size_t b, char const* where) {
+  std::size_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out))
+    throw InvalidArgument(concat(where, ": byte count ", a, " x ", b, " overflows"));
+  return out;
+}
+/// a + b for byte counts of the memory model. **Throws:** InvalidArgument naming `where` when it exceeds size_t.
+inline std::size_t checked_add(std::size_t a, std::size_t b, char const* where) {
+  std::size_t out = 0;
+  if (__builtin_add_overflow(a, b, &out))
+    throw InvalidArgument(concat(where, ": byte count ", a, " + ", b, " overflows"));
+  return out;
+}
+
 /// A chunk size rounded down to a multiple of the reduction block `block`, at least one block.
 inline std::size_t block_aligned_rows(std::size_t rows, std::size_t block) {
   return rows < block ? block : rows - rows % block;

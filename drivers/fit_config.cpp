@@ -9,11 +9,16 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -597,7 +602,7 @@ void Parser::parse_output(YAML::Node const& node) {
 void Parser::parse_kokkos(YAML::Node const& node) {
   std::string const p = "kokkos";
   auto const k = members(node, p, {"threads", "device"});
-  if (k.count("threads")) config_.kokkos.threads = int(integer(p + ".threads", k.at("threads"), 1, 4096));
+  if (k.count("threads")) config_.kokkos.threads = int(integer(p + ".threads", k.at("threads"), 1, max_kokkos_threads));
   if (k.count("device")) config_.kokkos.device = int(integer(p + ".device", k.at("device"), 0, 1024));
 }
 
@@ -775,12 +780,45 @@ Config parse_config(std::string const& text, std::string const& file) {
 }
 
 Config load_config(std::string const& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", {0, 0}, "cannot open the configuration file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, "", {0, 0}, "cannot read the configuration file");
-  return parse_config(text.str(), path);
+  // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer, and is refused below with devices and
+  // directories (which would block, read without end or read as empty).
+  int const fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    throw ConfigError(path, "", {0, 0}, std::string("cannot open the configuration file: ") + std::strerror(errno));
+  }
+  struct stat info;
+  std::string problem;
+  if (::fstat(fd, &info) != 0) {
+    problem = std::string("cannot read the configuration file: ") + std::strerror(errno);
+  } else if (S_ISDIR(info.st_mode)) {
+    problem = "the configuration file is a directory";
+  } else if (!S_ISREG(info.st_mode)) {
+    problem = "the configuration file is not a regular file (a FIFO, socket or device)";
+  } else if (info.st_size > max_config_bytes) {
+    problem = "the configuration file has " + std::to_string(info.st_size) + " bytes, more than the " +
+              std::to_string(max_config_bytes) + " a configuration may have";
+  }
+  std::string text;
+  if (problem.empty()) {
+    char buffer[65536];
+    for (;;) {
+      ssize_t const n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        problem = std::string("cannot read the configuration file: ") + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      text.append(buffer, std::size_t(n));
+      if (text.size() > std::size_t(max_config_bytes)) {
+        problem = "the configuration file has more than " + std::to_string(max_config_bytes) + " bytes";
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  if (!problem.empty()) throw ConfigError(path, "", {0, 0}, problem);
+  return parse_config(text, path);
 }
 
 std::vector<std::string> optimizer_names() {

@@ -85,6 +85,11 @@ struct OutputConfig {
   std::size_t checkpoint_every = 0;
 };
 
+/// The most host threads Kokkos' OpenMP backend holds a slot for (its thread table has 512 entries).
+constexpr int max_kokkos_threads = 512;
+/// The largest configuration file read (a configuration is a few hundred bytes).
+constexpr long max_config_bytes = 1L << 20;
+
 struct KokkosConfig {
   std::optional<int> threads;
   std::optional<int> device;

@@ -5,6 +5,7 @@
 #include "drivers/fit_run.hpp"
 
 #include "drivers/collective.hpp"
+#include "drivers/file_safety.hpp"
 #include "drivers/hdf5_io.hpp"
 
 #include "algorithms/random_t3.hpp"
@@ -35,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace t3k {
@@ -64,26 +66,12 @@ std::string format(char const* fmt, ...) {
 
 std::string shape_text(std::vector<std::size_t> const& v) { return impl::shape_string(v); }
 
-/// Writes `text` to `path` atomically (temporary file in the same directory, then rename).
+/// Writes `text` to `path` atomically (an exclusively created temporary in the same directory, then rename).
 void write_text_atomically(std::string const& path, std::string const& text) {
-  std::string const tmp = path + ".tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw FitRuntimeError("cannot create " + tmp);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw FitRuntimeError("cannot write " + tmp);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw FitRuntimeError("cannot rename " + tmp + " onto " + path + ": " + ec.message());
+  try {
+    io::write_text_file(path, text);
+  } catch (io::FileError const& e) {
+    throw FitRuntimeError(e.what());
   }
 }
 
@@ -356,11 +344,53 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) {
 /// The problem (this rank's rows of it) and the initial model. Reading files runs inside `collectively`; the
 /// synthetic problem is collective (its noise level is a sum over ranks) and needs no such guard: it depends only
 /// on the validated configuration, which every rank holds alike.
+/// Bytes of the cores of a T3 (sum of n_i N_i + r_i n_i r_{i+1} doubles); empty past 2^64.
+std::optional<std::uint64_t> t3_bytes(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                                      std::vector<std::size_t> const& r) {
+  std::optional<std::uint64_t> total = 0;
+  for (std::size_t i = 0; i < big_n.size() && i < n.size() && i + 1 < r.size() && total; ++i) {
+    auto const tucker = io::checked_product(n[i], big_n[i]);
+    auto const rn = io::checked_product(r[i], n[i]);
+    auto const tt = rn ? io::checked_product(*rn, r[i + 1]) : std::nullopt;
+    auto const both = tucker && tt ? io::checked_sum(*tucker, *tt) : std::nullopt;
+    total = both ? io::checked_sum(*total, *both) : std::nullopt;
+  }
+  return total ? io::checked_product(*total, sizeof(double)) : std::nullopt;
+}
+
+/// Refuses a fit whose model (`copies` T3s of these shapes: iterate, gradient, search directions) or whose probe
+/// set (W probes and directions and K+1 jet orders per mode entry) does not fit in the memory available, before
+/// anything is allocated. The message names the key to change.
+void check_fit_memory(Config const& config, std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                      std::vector<std::size_t> const& r, std::string const& rank_key, std::size_t n_probes,
+                      std::size_t order, std::string const& probes_key) {
+  constexpr std::uint64_t copies = 6;
+  auto const one = t3_bytes(big_n, n, r);
+  auto const model = one ? io::checked_product(*one, copies) : std::nullopt;
+  if (auto const shortfall = io::memory_shortfall(model)) {
+    throw config.error_at(rank_key, "the model (N = " + shape_text(big_n) + ", n = " + shape_text(n) +
+                                        ", r = " + shape_text(r) + ") " + *shortfall + "; lower the ranks");
+  }
+  if (probes_key.empty()) return;
+  std::optional<std::uint64_t> sum_n = 0;
+  for (auto e : big_n) sum_n = sum_n ? io::checked_sum(*sum_n, e) : std::nullopt;
+  auto const per_probe = sum_n ? io::checked_product(*sum_n, (order + 3) * sizeof(double)) : std::nullopt;
+  auto const data = per_probe ? io::checked_product(*per_probe, n_probes) : std::nullopt;
+  auto const total = data && model ? io::checked_sum(*data, *model) : std::nullopt;
+  if (auto const shortfall = io::memory_shortfall(total)) {
+    throw config.error_at(probes_key, std::to_string(n_probes) + " probes of mode shapes " + shape_text(big_n) +
+                                          " at order " + std::to_string(order) + " with the model " + *shortfall +
+                                          "; lower n_probes or the mode shapes");
+  }
+}
+
 Setup build_setup(Config const& config, Space const& space, Communicator const& comm) {
   Setup s;
   DeviceT3 truth;
   if (config.source == ProblemSource::synthetic) {
     auto const& syn = config.synthetic;
+    check_fit_memory(config, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, "problem.synthetic.tt_ranks",
+                     syn.n_probes, syn.order, "problem.synthetic.n_probes");
     truth = random_t3<double>(space, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, syn.seed);
     // Sharded by seed: each rank draws only its rows of the very probe set one process would draw.
     s.problem = make_planted_problem(space, comm, truth, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
@@ -383,6 +413,8 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
     case InitKind::random: {
       auto const n = m.tucker_ranks ? *m.tucker_ranks : config.synthetic.tucker_ranks;
       auto const r = m.tt_ranks ? *m.tt_ranks : config.synthetic.tt_ranks;
+      check_fit_memory(config, s.mode_shapes, n, r, m.tt_ranks ? "model.tt_ranks" : "problem.synthetic.tt_ranks", 0, 0,
+                       "");
       // A stream of its own: a random start never equals the planted T3, even with equal seeds and ranks.
       s.x0 = random_t3<double>(space, s.mode_shapes, n, r, mix_seed(m.seed, 2));
       break;
@@ -442,8 +474,12 @@ class Progress {
   Progress(RunOptions const& options, AllocationTracker const& tracker)
       : quiet_(options.quiet), tty_(!options.force_plain_log && ::isatty(::fileno(stdout)) != 0), tracker_(tracker) {
     if (!options.log_json.empty()) {
-      json_ = std::fopen(options.log_json.c_str(), options.resume ? "a" : "w");
-      if (!json_) throw FitUsageError("--log-json: cannot open " + options.log_json + " for writing");
+      // Appended line by line, never through a symbolic link; a resumed run continues the file.
+      try {
+        json_ = io::open_log_file(options.log_json, !options.resume, "--log-json");
+      } catch (io::FileError const& e) {
+        throw FitUsageError(e.what());
+      }
     }
   }
   ~Progress() {
@@ -820,6 +856,16 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
     if (ec || !fs::is_directory(dir)) {
       throw config.error_at("output.directory",
                             "cannot create the run directory " + dir + (ec ? ": " + ec.message() : std::string()));
+    }
+    // Outputs are regular files (or character devices, written through): a FIFO, directory or socket in their
+    // place is refused before the fit runs, not after.
+    for (char const* name :
+         {RunFiles::model, RunFiles::history, RunFiles::summary, RunFiles::plot, RunFiles::checkpoint}) {
+      try {
+        (void)io::output_target((fs::path(dir) / name).string(), "output.directory");
+      } catch (io::FileError const& e) {
+        throw config.error_at("output.directory", e.what());
+      }
     }
   });
   LoadedCheckpoint resume;

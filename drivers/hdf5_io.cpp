@@ -4,12 +4,15 @@
 
 #include "drivers/hdf5_io.hpp"
 
+#include "drivers/file_safety.hpp"
+
 #include <hdf5.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -159,28 +162,40 @@ struct Reader::Impl {
 
   /// Reads `name` after checking it against `expected` (empty `expected`: any shape). With `rows`, only those rows
   /// of axis 0 are read (a hyperslab: a shard never reads the rows of the others) and `shape` is the file's shape.
+  /// With `finite`, a NaN or infinite entry is refused naming its index (probes, jets and cores must be finite).
   std::vector<double> read(std::string const& name, std::vector<std::size_t> const* expected,
-                           std::vector<std::size_t>& shape, ShardRange const* rows = nullptr) const {
+                           std::vector<std::size_t>& shape, ShardRange const* rows = nullptr,
+                           bool finite = false) const {
     Handle ds = open_dataset(name);
     shape = dataset_shape(ds.get(), name);
     if (expected != nullptr && !shape_matches(shape, *expected)) {
       fail(name + " has shape " + impl::shape_string(shape) + ", expected " + expected_string(*expected, shape));
     }
     Handle type(H5Dget_type(ds.get()), H5Tclose);
-    H5T_class_t const cls = type.valid() ? H5Tget_class(type.get()) : H5T_NO_CLASS;
-    if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(name + " is not a numeric dataset (expected float64)");
+    // float64 and float32 convert exactly to double; integers, other widths and byte orders are refused rather
+    // than converted behind the user's back.
+    bool const supported =
+        type.valid() && (H5Tequal(type.get(), H5T_IEEE_F64LE) > 0 || H5Tequal(type.get(), H5T_IEEE_F32LE) > 0);
+    if (!supported) fail(name + " has element type " + type_text(type.get()) + ", expected float64 or float32");
     if (rows != nullptr && (shape.empty() || rows->begin > rows->end || rows->end > shape[0])) {
       fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of ", name, " of shape ",
                         impl::shape_string(shape)));
     }
-    std::size_t total = 1;
-    for (std::size_t k = 0; k < shape.size(); ++k) total *= k == 0 && rows != nullptr ? rows->size() : shape[k];
-    std::vector<double> data(total);
-    if (total == 0) return data;
+    std::optional<std::uint64_t> total = 1;
+    for (std::size_t k = 0; k < shape.size() && total; ++k) {
+      total = checked_product(*total, k == 0 && rows != nullptr ? rows->size() : shape[k]);
+    }
+    std::optional<std::uint64_t> const bytes = total ? checked_product(*total, sizeof(double)) : std::nullopt;
+    if (auto const shortfall = memory_shortfall(bytes)) {
+      fail(name + " of shape " + impl::shape_string(shape) + " " + *shortfall);
+    }
+    std::vector<double> data(*total);
+    if (*total == 0) return data;
     if (rows == nullptr) {
       if (H5Dread(ds.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0) {
         fail("cannot read dataset " + name);
       }
+      if (finite) require_finite(name, shape, data, 0);
       return data;
     }
     std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
@@ -193,7 +208,51 @@ struct Reader::Impl {
         H5Dread(ds.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, data.data()) < 0) {
       fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of dataset ", name));
     }
+    if (finite) require_finite(name, shape, data, rows->begin);
     return data;
+  }
+
+  /// Refuses the first non-finite entry of `data` (rows of `name` from `first_row` on), naming its index.
+  void require_finite(std::string const& name, std::vector<std::size_t> const& shape, std::vector<double> const& data,
+                      std::size_t first_row) const {
+    for (std::size_t e = 0; e < data.size(); ++e) {
+      if (std::isfinite(data[e])) continue;
+      std::vector<std::size_t> index(shape.size(), 0);
+      std::size_t rem = e;
+      for (std::size_t k = shape.size(); k-- > 1;) {
+        index[k] = rem % shape[k];
+        rem /= shape[k];
+      }
+      if (!index.empty()) index[0] = rem + first_row;
+      std::string where;
+      for (std::size_t k = 0; k < index.size(); ++k) where += (k ? ", " : "") + std::to_string(index[k]);
+      fail(name + "[" + where + "] is " +
+           (std::isnan(data[e]) ? "NaN"
+            : data[e] > 0       ? "+Inf"
+                                : "-Inf") +
+           "; every entry must be finite");
+    }
+  }
+
+  static std::string type_text(hid_t type) {
+    if (type < 0) return "unknown";
+    H5T_class_t const cls = H5Tget_class(type);
+    std::size_t const bits = 8 * H5Tget_size(type);
+    std::string const order = H5Tget_order(type) == H5T_ORDER_BE ? "big-endian " : "";
+    switch (cls) {
+      case H5T_FLOAT:
+        return order + "float" + std::to_string(bits) + (bits == 64 || bits == 32 ? " (not IEEE)" : "");
+      case H5T_INTEGER:
+        return order + (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+      case H5T_STRING:
+        return "string";
+      case H5T_COMPOUND:
+        return "compound";
+      case H5T_ENUM:
+        return "enum";
+      default:
+        return "non-numeric";
+    }
   }
 
   /// A View of `name` (checked against `expected`), or of its `rows` only.
@@ -201,7 +260,7 @@ struct Reader::Impl {
   ViewType read_view(std::string const& name, std::vector<std::size_t> const& expected,
                      ShardRange const* rows = nullptr) const {
     std::vector<std::size_t> shape;
-    auto data = read(name, &expected, shape, rows);
+    auto data = read(name, &expected, shape, rows, true);
     if (rows != nullptr) shape[0] = rows->size();
     return view_from<ViewType>(name, shape, data);
   }
@@ -219,7 +278,7 @@ struct Reader::Impl {
       std::string const name = join_path(group, i);
       std::vector<std::size_t> const expected{n_probes, n_orders, mode_shapes.empty() ? any_extent : mode_shapes[i]};
       std::vector<std::size_t> shape;
-      auto const data = read(name, &expected, shape, rows);
+      auto const data = read(name, &expected, shape, rows, true);
       n_probes = shape[0];
       n_orders = shape[1];
       if (rows != nullptr) shape[0] = rows->size();
@@ -232,7 +291,7 @@ struct Reader::Impl {
   template <class ViewType>
   ViewType read_with_unit_axis(std::string const& name, std::vector<std::size_t> const& stored) const {
     std::vector<std::size_t> shape;
-    auto data = read(name, &stored, shape);
+    auto data = read(name, &stored, shape, nullptr, true);
     shape.insert(shape.begin(), 1);
     return view_from<ViewType>(name, shape, data);
   }
@@ -315,11 +374,15 @@ struct Reader::Impl {
 Reader::Reader(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   silence_hdf5();
   impl_->path = &path_;
+  // A FIFO would block HDF5's open forever, and a device would be read without end: regular files only.
   struct stat info;
   if (::stat(path_.c_str(), &info) != 0) {
     throw FileError("cannot open input file '" + path_ + "': " + std::strerror(errno));
   }
   if (S_ISDIR(info.st_mode)) throw FileError("cannot open input file '" + path_ + "': it is a directory");
+  if (!S_ISREG(info.st_mode)) {
+    throw FileError("cannot open input file '" + path_ + "': it is not a regular file (a FIFO or a device)");
+  }
   impl_->file = Handle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!impl_->file.valid()) {
     throw FileError("cannot open input file '" + path_ + "': not a readable HDF5 file");
@@ -463,10 +526,16 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSel
   }
   auto const order = impl_->integer_attribute("/probes", "order");
   if (order) {
-    if (*order < 0) impl_->fail("attribute 'order' of /probes is " + std::to_string(*order) + ", expected >= 0");
+    if (*order < 0 || *order > std::int64_t(max_jet_order)) {
+      impl_->fail("attribute 'order' of /probes is " + std::to_string(*order) + ", expected 0 to " +
+                  std::to_string(max_jet_order));
+    }
     probes.order = std::size_t(*order);
   }
   auto const symmetric = impl_->integer_attribute("/probes", "symmetric");
+  if (symmetric && *symmetric != 0 && *symmetric != 1) {
+    impl_->fail("attribute 'symmetric' of /probes is " + std::to_string(*symmetric) + ", expected 0 or 1");
+  }
   probes.symmetric = symmetric && *symmetric != 0;
   return probes;
 }
@@ -548,8 +617,27 @@ struct Writer::Impl {
 Writer::Writer(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   silence_hdf5();
   impl_->path = &temporary_path_;
-  temporary_path_ = path_ + ".tmp-" + std::to_string(long(::getpid()));
-  impl_->file = Handle(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (output_target(path_, "output") == OutputTarget::write_through) {
+    // A character device (/dev/null): the file is built in memory and written through at commit; nothing is
+    // created or renamed next to the device.
+    write_through_ = true;
+    temporary_path_ = path_;
+    Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+    if (!fapl.valid() || H5Pset_fapl_core(fapl.get(), std::size_t(1) << 20, 0) < 0) {
+      throw FileError("cannot prepare output '" + path_ + "'");
+    }
+    impl_->file = Handle(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
+    if (!impl_->file.valid()) throw FileError("cannot create output '" + path_ + "' in memory");
+    return;
+  }
+  remove_stale_temporaries(path_);
+  // H5F_ACC_EXCL opens with O_CREAT | O_EXCL: an existing name, a symbolic link included, is never opened.
+  for (int attempt = 0; attempt < 16 && !impl_->file.valid(); ++attempt) {
+    temporary_path_ = temporary_name(path_);
+    impl_->file = Handle(H5Fcreate(temporary_path_.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    struct stat info;
+    if (!impl_->file.valid() && ::lstat(temporary_path_.c_str(), &info) != 0) break;  // failed for another reason
+  }
   if (!impl_->file.valid()) {
     throw FileError("cannot create output file '" + temporary_path_ + "' (for '" + path_ +
                     "'): " + std::strerror(errno));
@@ -559,7 +647,7 @@ Writer::Writer(std::string path) : path_(std::move(path)), impl_(std::make_uniqu
 Writer::~Writer() {
   if (committed_) return;
   impl_->file.reset();
-  std::remove(temporary_path_.c_str());
+  if (!write_through_) std::remove(temporary_path_.c_str());
 }
 
 void Writer::write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data) {
@@ -674,6 +762,22 @@ void Writer::write_root_attributes(RootAttributes const& attributes) {
 
 void Writer::commit() {
   if (committed_) return;
+  if (write_through_) {
+    if (H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL) < 0) impl_->fail("cannot flush the output file");
+    ssize_t const size = H5Fget_file_image(impl_->file.get(), nullptr, 0);
+    if (size < 0) impl_->fail("cannot flush the output file");
+    std::vector<char> image(std::size_t(size) + 1);
+    if (H5Fget_file_image(impl_->file.get(), image.data(), std::size_t(size)) < 0) {
+      impl_->fail("cannot flush the output file");
+    }
+    impl_->file.reset();
+    std::FILE* device = std::fopen(path_.c_str(), "wb");
+    bool ok = device != nullptr && std::fwrite(image.data(), 1, std::size_t(size), device) == std::size_t(size);
+    if (device != nullptr && std::fclose(device) != 0) ok = false;
+    if (!ok) throw FileError("cannot write '" + path_ + "': " + std::strerror(errno));
+    committed_ = true;
+    return;
+  }
   if (H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL) < 0 || !impl_->file.reset()) {
     impl_->fail("cannot flush the output file");
   }

@@ -5,10 +5,12 @@
 ///
 /// Every reader checks shapes as it reads and names the dataset at fault
 /// ("case.h5: /probes/w/2 has shape [6 x 5], expected [6 x 6]"); a missing object, an unreadable file or a dataset
-/// of the wrong type throws `t3k::io::FileError` naming the file and the object. Writing is atomic: a `Writer`
-/// writes "<path>.tmp-<pid>" and `commit()` renames it onto `path`; a writer destroyed without `commit()` (an
+/// of the wrong type throws `t3k::io::FileError` naming the file and the object. Inputs must be regular files of
+/// finite float64 or float32 (little-endian) entries. Writing is atomic: a `Writer` writes an exclusively created
+/// "<path>.tmp-<pid>-<random>" and `commit()` renames it onto `path`; a writer destroyed without `commit()` (an
 /// exception on the way) removes its temporary file, so a failed run never leaves a half-written output and never
-/// touches an existing file at `path`.
+/// touches an existing file at `path`. A character device (/dev/null) is written through at commit; other
+/// non-regular targets are refused (file_safety.hpp).
 ///
 /// Kokkos must be initialized while readers allocate Views. HDF5 is an implementation detail of hdf5_io.cpp; this
 /// header does not include hdf5.h.
@@ -77,6 +79,9 @@ struct RootAttributes {
 /// Extent placeholder in expected shapes: take it from the file (and fix it from then on).
 inline constexpr std::size_t any_extent = std::size_t(-1);
 
+/// The largest jet order K a file may declare (the order attribute of /probes).
+inline constexpr std::size_t max_jet_order = 16;
+
 /// A read-only HDF5 file. Every read_* checks each dataset's shape against what the file's other datasets (and the
 /// caller's arguments) imply before reading it.
 /// **Blocking:** yes (host I/O). **Throws:** FileError naming the file and the dataset or group when it is missing,
@@ -139,7 +144,8 @@ class Reader {
   std::unique_ptr<Impl> impl_;
 };
 
-/// An HDF5 file written atomically: everything goes to "<path>.tmp-<pid>", and `commit()` renames it onto `path`.
+/// An HDF5 file written atomically: everything goes to "<path>.tmp-<pid>-<random>", and `commit()` renames it onto
+/// `path` (a character device is written through instead).
 /// Datasets are float64, attributes int64 (d, W, K, order) or an h5py-style enum bool (symmetric).
 /// **Blocking:** yes (host I/O). **Throws:** FileError naming the file and the object when HDF5 fails;
 /// InvalidArgument for a variation stack that does not fit its group.
@@ -186,6 +192,7 @@ class Writer {
   std::string path_, temporary_path_;
   std::unique_ptr<Impl> impl_;
   bool committed_ = false;
+  bool write_through_ = false;
 };
 
 template <class View>

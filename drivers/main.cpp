@@ -11,6 +11,7 @@
 /// on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
 
 #include "drivers/collective.hpp"
+#include "drivers/file_safety.hpp"
 #include "drivers/fit_command.hpp"
 #include "drivers/hdf5_io.hpp"
 
@@ -29,8 +30,8 @@
 #include "algorithms/probe_derivatives_transpose.hpp"
 #include "algorithms/tangent_probe_derivatives.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Timer.hpp>
@@ -40,6 +41,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -86,8 +88,23 @@ struct Options {
   std::vector<std::size_t> mode_shapes, tucker_ranks, tt_ranks;
   std::size_t n_probes = 0, n_tangent = 1, n_shards = 1;
   std::string scalar = "double";
-  double max_bytes = 0;
+  std::string max_bytes;  // empty: not given
 };
+
+/// Refuses an --out that cannot be written safely: a directory, FIFO, socket or block device, or the input file
+/// itself (the same device and inode, whatever the spelling). A character device such as /dev/null is written
+/// through.
+void check_in_out(Options const& opt) {
+  try {
+    (void)io::output_target(opt.out, "--out");
+  } catch (io::FileError const& e) {
+    throw UsageError(e.what());
+  }
+  if (io::same_file(opt.in, opt.out)) {
+    throw UsageError("--out: '" + opt.out + "' is the input file --in '" + opt.in +
+                     "'; writing it would destroy the input, name another file");
+  }
+}
 
 // ------------------------------------------------------------------------------------------ host <-> device copies
 
@@ -154,6 +171,7 @@ int run_jets(Options const& opt, Communicator const& comm) {
   io::ProbeSet probes;
   std::size_t order = 0;
   cli::collectively(comm, exit_code_of, [&] {
+    check_in_out(opt);
     io::Reader in(opt.in);
     x_host = in.read_t3();
     probes = in.read_probes(x_host.mode_shapes(), shard_rows(comm));
@@ -178,6 +196,7 @@ int run_jets(Options const& opt, Communicator const& comm) {
 }
 
 int run_frame(Options const& opt) {
+  check_in_out(opt);
   io::Reader in(opt.in);
   auto const x_host = in.read_t3();
   Space space;
@@ -198,6 +217,7 @@ int run_jv(Options const& opt, Communicator const& comm) {
   io::ProbeSet probes;
   std::size_t order = 0;
   cli::collectively(comm, exit_code_of, [&] {
+    check_in_out(opt);
     io::Reader in(opt.in);
     frame_host = in.read_frame();
     v_host = in.read_variation(frame_host);
@@ -237,6 +257,7 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   cli::collectively(comm, exit_code_of, [&] {
     try {
       chunk = t3k::ChunkSize::parse(opt.chunk_size);
+      check_in_out(opt);
     } catch (t3k::InvalidArgument const& e) {
       throw UsageError(std::string("--chunk-size: ") + e.what());
     }
@@ -312,8 +333,57 @@ double dense_probe_error(std::vector<double> const& dense, std::vector<std::size
   return scale > 0 ? max_err / scale : max_err;
 }
 
-/// t3k estimate-chunk: the memory model of J^T for the given shapes (SPEC.md section 14), no data needed.
+/// A byte count: a positive number with an optional unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB
+/// (powers of 1024), such as "4GB" or "1.5 GiB". **Throws:** UsageError naming `flag`.
+std::uint64_t parse_bytes(std::string const& text, char const* flag) {
+  std::string const what =
+      std::string(flag) + ": must be a positive byte count such as 4096, 512MB or 4GiB, got '" + text + "'";
+  std::size_t pos = 0;
+  long double value = 0;
+  try {
+    value = std::stold(text, &pos);
+  } catch (...) {
+    throw UsageError(what);
+  }
+  std::string unit = text.substr(pos);
+  unit.erase(0, unit.find_first_not_of(' '));
+  struct Unit {
+    char const* name;
+    long double scale;
+  };
+  static Unit const units[] = {
+      {"", 1},       {"B", 1},         {"KB", 1e3L},        {"MB", 1e6L},           {"GB", 1e9L},
+      {"TB", 1e12L}, {"KiB", 1024.0L}, {"MiB", 1048576.0L}, {"GiB", 1073741824.0L}, {"TiB", 1099511627776.0L}};
+  long double scale = 0;
+  for (auto const& u : units) {
+    if (unit == u.name) scale = u.scale;
+  }
+  // Digits only before the unit: stold also reads "nan", "inf" and hexadecimal.
+  bool const plain = text.find_first_of("nNiIxXpP") == std::string::npos || pos < text.find_first_of("nNiIxXpP");
+  if (scale == 0 || !plain || !std::isfinite(double(value)) || !(value > 0)) throw UsageError(what);
+  long double const bytes = value * scale;
+  if (bytes >= 18446744073709551616.0L) {
+    throw UsageError(std::string(flag) + ": " + text + " is more than 2^64 - 1 bytes");
+  }
+  return std::uint64_t(bytes);
+}
+
+int estimate_chunk(Options const& opt);
+
+/// t3k estimate-chunk: the memory model of J^T for the given shapes (SPEC.md section 14), no data needed; sizes
+/// whose byte counts pass 2^64 are refused, never wrapped.
 int run_estimate_chunk(Options const& opt) {
+  try {
+    return estimate_chunk(opt);
+  } catch (t3k::InvalidArgument const& e) {
+    throw UsageError(std::string("--mode-shapes, --tucker-ranks, --tt-ranks, --order, --n-probes: ") + e.what());
+  } catch (t3k::DimensionMismatch const& e) {
+    throw UsageError(std::string("--mode-shapes, --tucker-ranks, --tt-ranks: ") + e.what());
+  }
+}
+
+int estimate_chunk(Options const& opt) {
+  std::uint64_t const max_bytes = opt.max_bytes.empty() ? 0 : parse_bytes(opt.max_bytes, "--max-bytes");
   auto const scalar = opt.scalar == "float" ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
   std::size_t const n_probes = opt.n_probes, n_tangent = opt.n_tangent, n_shards = opt.n_shards;
   auto const order = static_cast<std::size_t>(opt.order);
@@ -329,6 +399,17 @@ int run_estimate_chunk(Options const& opt) {
   std::size_t const chunk = t3k::automatic_chunk_size<Space>(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order,
                                                              n_probes, n_tangent, n_shards, scalar);
   std::size_t const rows = (n_probes + n_shards - 1) / n_shards;
+  // Every figure before the first line: a size past 2^64 fails the command, not half of its output.
+  std::size_t const peak_none = model.peak_bytes(rows, rows), peak_auto = model.peak_bytes(rows, chunk);
+  std::size_t capped = 0;
+  if (max_bytes > 0) {
+    try {
+      capped = t3k::max_chunk_size_within(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_probes, max_bytes,
+                                          n_tangent, n_shards, scalar, block);
+    } catch (t3k::InvalidArgument const& e) {
+      throw UsageError(std::string("--max-bytes: ") + e.what());
+    }
+  }
   fmt::print("chunk_size: {}\n", chunk);
   fmt::print("balance_chunk_size: {}\n", balance);
   fmt::print("probe_rows_per_shard: {}\n", rows);
@@ -336,12 +417,8 @@ int run_estimate_chunk(Options const& opt) {
   fmt::print("bytes_per_row:\n  input: {}\n  sweep: {}\n  assembly: {}\n", model.input_bytes_per_row,
              model.sweep_bytes_per_row, model.assembly_bytes_per_row);
   fmt::print("fixed_bytes: {}\n", model.fixed_bytes);
-  fmt::print("peak_bytes:\n  chunk_none: {}\n  chunk_auto: {}\n", model.peak_bytes(rows, rows),
-             model.peak_bytes(rows, chunk));
-  if (opt.max_bytes > 0) {
-    std::size_t const capped =
-        t3k::max_chunk_size_within(opt.mode_shapes, opt.tucker_ranks, opt.tt_ranks, order, n_probes,
-                                   static_cast<std::size_t>(opt.max_bytes), n_tangent, n_shards, scalar, block);
+  fmt::print("peak_bytes:\n  chunk_none: {}\n  chunk_auto: {}\n", peak_none, peak_auto);
+  if (max_bytes > 0) {
     fmt::print("max_chunk_size_within: {}\n", capped);
   }
   return 0;
@@ -351,6 +428,11 @@ int run_demo(Options const& opt) {
   std::vector<std::size_t> const big_n(5, 8), n(5, 4), r{1, 5, 5, 5, 5, 1};
   std::size_t const d = big_n.size(), w = opt.demo_probes, order = 2;
   if (w == 0) throw UsageError("--probes: must be >= 1");
+  // Probes, directions, jets (3 orders), order-0 probes and their host copies: 16 doubles per probe and mode entry.
+  auto const bytes = io::checked_product(w, 16 * sizeof(double) * d * big_n[0]);
+  if (auto const shortfall = io::memory_shortfall(bytes)) {
+    throw UsageError("--probes: " + std::to_string(w) + " probes " + *shortfall + "; lower --probes");
+  }
   Space space;
   auto const x = t3k::random_t3<double>(space, big_n, n, r, opt.seed);
 
@@ -459,6 +541,26 @@ void print_version() {
   if (!blas_warning.empty()) fmt::print("warning: {}\n", blas_warning);
 }
 
+/// An integer flag value in [minimum, maximum], with a message that reads well.
+CLI::Validator integer_in(long long minimum, long long maximum) {
+  return CLI::Validator(
+      [minimum, maximum](std::string& text) -> std::string {
+        std::size_t pos = 0;
+        long long value = 0;
+        try {
+          value = std::stoll(text, &pos);
+        } catch (...) {
+          pos = 0;
+        }
+        if (pos == 0 || pos != text.size() || value < minimum || value > maximum) {
+          return "must be an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got '" +
+                 text + "'";
+        }
+        return std::string();
+      },
+      "INT in [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+}
+
 /// An integer flag value >= `minimum`, with a message that reads well ("must be an integer >= 0, got '-1'").
 CLI::Validator integer_at_least(long long minimum) {
   return CLI::Validator(
@@ -476,6 +578,35 @@ CLI::Validator integer_at_least(long long minimum) {
         return std::string();
       },
       "INT>=" + std::to_string(minimum));
+}
+
+/// Checks the numeric --kokkos-* arguments before Kokkos parses them (Kokkos 3 throws or overflows a thread table
+/// on bad ones). Returns the message for the first bad one.
+std::optional<std::string> check_kokkos_args(std::vector<char*> const& kokkos_args) {
+  struct Limit {
+    char const* flag;
+    long long minimum, maximum;
+  };
+  static Limit const limits[] = {{"--kokkos-threads", 1, t3k::fit::max_kokkos_threads},
+                                 {"--kokkos-num-threads", 1, t3k::fit::max_kokkos_threads},
+                                 {"--kokkos-numa", 1, 64},
+                                 {"--kokkos-device", 0, 4096},
+                                 {"--kokkos-device-id", 0, 4096}};
+  for (std::size_t a = 1; a < kokkos_args.size(); ++a) {
+    std::string const arg = kokkos_args[a];
+    std::size_t const eq = arg.find('=');
+    std::string const flag = arg.substr(0, eq);
+    for (auto const& limit : limits) {
+      if (flag != limit.flag) continue;
+      std::string const value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+      std::string text = value;
+      std::string const problem = integer_in(limit.minimum, limit.maximum)(text);
+      if (eq == std::string::npos || !problem.empty()) {
+        return flag + ": " + (eq == std::string::npos ? "needs a value, as in " + flag + "=N" : problem);
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 void add_in_out(CLI::App* sub, Options& opt) {
@@ -502,6 +633,11 @@ int main(int argc, char** argv) {
     (std::string(argv[a]).rfind("--kokkos-", 0) == 0 ? kokkos_args : cli_args).push_back(argv[a]);
   }
 
+  if (auto const bad = check_kokkos_args(kokkos_args)) {
+    if (root) fmt::print(stderr, "t3k: error: {}\n", *bad);
+    return 2;
+  }
+
   Options opt;
   CLI::App app{"t3k: probe jets, orthogonal frames, J v and J^T r of Tucker tensor trains on HDF5 files"};
   app.name("t3k");
@@ -516,15 +652,16 @@ int main(int argc, char** argv) {
   auto* jets = app.add_subcommand("jets", "read /t3 and /probes, write the probe jets /jets");
   add_in_out(jets, opt);
   jets->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
-      ->check(integer_at_least(0));
+      ->check(integer_in(0, static_cast<long long>(io::max_jet_order)));
 
   CLI::App* const frame = app.add_subcommand("frame", "read /t3, write its orthogonal frame /frame");
   add_in_out(frame, opt);
   CLI::App* const jv = app.add_subcommand("jv", "read /frame, /variation and /probes, write J v as /tangent_jets");
   add_in_out(jv, opt);
   jv->add_option("--order", opt.order, "jet order K (default: the order attribute of /probes)")
-      ->check(integer_at_least(0));
-  CLI::App* const jtr = app.add_subcommand("jtr", "read /frame, /probes and /residual, write J^T r as /grad or /grad_per_probe");
+      ->check(integer_in(0, static_cast<long long>(io::max_jet_order)));
+  CLI::App* const jtr =
+      app.add_subcommand("jtr", "read /frame, /probes and /residual, write J^T r as /grad or /grad_per_probe");
   add_in_out(jtr, opt);
   jtr->add_option("--chunk-size", opt.chunk_size, "probes per pass: auto, none or a positive integer")
       ->capture_default_str();
@@ -534,12 +671,16 @@ int main(int argc, char** argv) {
   estimate->add_option("--mode-shapes", opt.mode_shapes, "N_0 .. N_{d-1}")->required()->delimiter(',');
   estimate->add_option("--tucker-ranks", opt.tucker_ranks, "n_0 .. n_{d-1}")->required()->delimiter(',');
   estimate->add_option("--tt-ranks", opt.tt_ranks, "r_0 .. r_d")->required()->delimiter(',');
-  estimate->add_option("--order", opt.order, "jet order K")->required()->check(integer_at_least(0));
+  estimate->add_option("--order", opt.order, "jet order K")
+      ->required()
+      ->check(integer_in(0, static_cast<long long>(io::max_jet_order)));
   estimate->add_option("--n-probes", opt.n_probes, "probes W")->required()->check(integer_at_least(1));
   estimate->add_option("--n-tangent", opt.n_tangent, "residual stacks per call")->check(integer_at_least(1));
   estimate->add_option("--n-shards", opt.n_shards, "MPI ranks sharing the probes")->check(integer_at_least(1));
   estimate->add_option("--scalar", opt.scalar, "float or double")->check(CLI::IsMember({"float", "double"}));
-  estimate->add_option("--max-bytes", opt.max_bytes, "also print the largest chunk whose peak stays within this");
+  estimate->add_option("--max-bytes", opt.max_bytes,
+                       "also print the largest chunk whose peak stays within this many bytes (units B, KB, MB, GB, "
+                       "TB, KiB, MiB, GiB, TiB)");
 
   t3k::fit::FitCommandOptions fit_options;
   CLI::App* const fit = t3k::fit::add_fit_command(app, fit_options);

@@ -1,0 +1,390 @@
+// Hostile input to the t3k tool: paths that are FIFOs, devices, directories, links or the input itself; flag and
+// configuration values at and past their limits; HDF5 datasets with NaN, foreign element types or huge declared
+// shapes; a fit killed mid-run and resumed. Each must end with exit 0 or with exit 2 and one line naming the flag,
+// key, file or dataset, and must leave what the user has untouched.
+
+#include "cli_harness.hpp"
+#include "fuzz/h5_mutate.hpp"
+
+#include "drivers/hdf5_io.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+using t3k_test::quoted;
+using t3k_test::run_cli;
+using t3k_test::RunResult;
+using t3k_test::ScratchDirectory;
+using t3k_test::testdata;
+
+std::string read_text(std::string const& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(std::string const& path, std::string const& text) { std::ofstream(path, std::ios::binary) << text; }
+
+/// Exit 2 and a message that mentions `name`.
+void expect_refused(RunResult const& r, std::string const& name) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(name), std::string::npos) << "the message does not name '" << name << "': " << r.output;
+  EXPECT_NE(r.output.find("error:"), std::string::npos) << r.output;
+}
+
+/// A tiny synthetic fit that finishes in a fraction of a second.
+std::string synthetic_config(std::string const& extra_problem = "", std::string const& tail = "") {
+  return "problem:\n  synthetic:\n    mode_shapes: [4, 5, 3]\n    tucker_ranks: [2, 2, 2]\n    tt_ranks: " +
+         (extra_problem.empty() ? std::string("[1, 2, 2, 1]") : extra_problem) +
+         "\n    n_probes: 60\n    seed: 3\nmodel:\n  init:\n    random: {seed: 1}\noptimizer:\n  name: newton_cg\n"
+         "  max_iterations: 3\noutput:\n  directory: run\n" +
+         tail;
+}
+
+std::string data_config(std::string const& file, std::string const& init = "random: {seed: 1}") {
+  return "problem:\n  data:\n    file: " + file +
+         "\nmodel:\n  tucker_ranks: [3, 4, 2, 3]\n  tt_ranks: [1, 2, 3, 2, 1]\n  init:\n    " + init +
+         "\noptimizer:\n  name: newton_cg\n  max_iterations: 2\noutput:\n  directory: run\n";
+}
+
+// ------------------------------------------------------------------------------------------- paths and devices
+
+void fifo_dev_zero_and_directory_as_config_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const fifo = dir.file("config.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(run_cli("fit " + quoted(fifo)), "not a regular file");
+  expect_refused(run_cli("fit /dev/zero"), "/dev/zero");
+  expect_refused(run_cli("fit " + quoted(dir.file(""))), "directory");
+}
+
+void fifo_as_input_file_is_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const fifo = dir.file("in.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(run_cli("jets --in " + quoted(fifo) + " --out " + quoted(dir.file("o.h5"))), "in.fifo");
+  write_text(dir.file("data.yaml"), data_config(fifo));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("data.yaml"))), "problem.data.file");
+  write_text(dir.file("init.yaml"), data_config(testdata("case1_ragged.h5"), "file: " + fifo));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("init.yaml"))), "model.init.file");
+  EXPECT_FALSE(fs::exists(dir.file("o.h5")));
+}
+
+void output_to_dev_null_writes_through_and_keeps_the_device() {
+  ScratchDirectory dir("t3k_hostile");
+  auto const r = run_cli("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out /dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  struct stat info;
+  ASSERT_EQ(::stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode)) << "/dev/null was replaced";
+}
+
+void fifo_or_directory_as_output_is_refused_and_left_alone() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const fifo = dir.file("out.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(run_cli("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(fifo)), "--out");
+  struct stat info;
+  ASSERT_EQ(::stat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+  fs::create_directories(dir.file("sub"));
+  expect_refused(run_cli("frame --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("sub"))),
+                 "--out");
+  EXPECT_TRUE(fs::is_directory(dir.file("sub")));
+  EXPECT_EQ(dir.n_entries(), 2u);  // no temporary left behind
+}
+
+void output_equal_to_input_is_refused_under_any_spelling() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), in);
+  fs::create_hard_link(in, dir.file("link.h5"));
+  std::string const before = read_text(in);
+  for (std::string const& out : {in, dir.file("./in.h5"), dir.file("link.h5")}) {
+    for (char const* command : {"jets", "frame", "jtr"}) {
+      expect_refused(run_cli(std::string(command) + " --in " + quoted(in) + " --out " + quoted(out)), "--out");
+    }
+  }
+  EXPECT_EQ(read_text(in), before) << "the input was changed";
+}
+
+void stale_temporaries_are_removed_and_links_never_followed() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const out = dir.file("out.h5");
+  std::string const victim = dir.file("victim.txt");
+  write_text(victim, "keep me");
+  // pid 999999999 exceeds any pid_max: its process is gone.
+  write_text(out + ".tmp-999999999", "stale");
+  write_text(out + ".tmp-999999998-ABCDEFabcdef", "stale");
+  write_text(out + ".tmp-notapid", "someone else's");
+  fs::create_symlink(victim, out + ".tmp-999999997");
+  auto const r = run_cli("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(out));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(out + ".tmp-999999999"));
+  EXPECT_FALSE(fs::exists(out + ".tmp-999999998-ABCDEFabcdef"));
+  EXPECT_TRUE(fs::exists(out + ".tmp-notapid"));
+  EXPECT_TRUE(fs::is_symlink(out + ".tmp-999999997"));  // only regular files are removed
+  EXPECT_EQ(read_text(victim), "keep me");
+  t3k::io::Reader check(out);
+  EXPECT_TRUE(check.exists("/jets/0"));
+}
+
+void log_json_through_a_symbolic_link_is_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  write_text(dir.file("run.yaml"), synthetic_config());
+  write_text(dir.file("victim.txt"), "keep me");
+  fs::create_symlink(dir.file("victim.txt"), dir.file("log.json"));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " --log-json " + quoted(dir.file("log.json"))),
+                 "--log-json");
+  EXPECT_EQ(read_text(dir.file("victim.txt")), "keep me");
+  auto const r =
+      run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " --log-json " + quoted(dir.file("plain.json")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(read_text(dir.file("plain.json")).find("\"iteration\": 0"), std::string::npos);
+}
+
+// ------------------------------------------------------------------------------------------- limits of values
+
+void kokkos_thread_counts_out_of_range_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  write_text(dir.file("run.yaml"), synthetic_config());
+  for (char const* value : {"abc", "-3", "0", "100000", "600", ""}) {
+    expect_refused(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " --kokkos-threads=" + value),
+                   "--kokkos-threads");
+    expect_refused(run_cli("jets --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5")) +
+                           " --kokkos-threads=" + value),
+                   "--kokkos-threads");
+  }
+  write_text(dir.file("threads.yaml"), synthetic_config("", "kokkos:\n  threads: 600\n"));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("threads.yaml"))), "kokkos.threads");
+}
+
+void ranks_and_probe_counts_past_memory_are_refused_naming_the_key() {
+  ScratchDirectory dir("t3k_hostile");
+  write_text(dir.file("a.yaml"), synthetic_config("[1, 2147483648, 2, 1]"));
+  auto r = run_cli("fit --quiet " + quoted(dir.file("a.yaml")));
+  expect_refused(r, "problem.synthetic.tt_ranks");
+  EXPECT_NE(r.output.find("available"), std::string::npos) << r.output;
+  std::string model = synthetic_config();
+  model.replace(model.find("model:\n"), 7, "model:\n  tucker_ranks: [2, 2, 2]\n  tt_ranks: [1, 1073741824, 2, 1]\n");
+  write_text(dir.file("b.yaml"), model);
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("b.yaml"))), "model.tt_ranks");
+  std::string probes = synthetic_config();
+  probes.replace(probes.find("n_probes: 60"), 12, "n_probes: 1099511627776");
+  write_text(dir.file("c.yaml"), probes);
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("c.yaml"))), "problem.synthetic.n_probes");
+  EXPECT_FALSE(fs::exists(dir.file("run/model.h5")));
+}
+
+void estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units() {
+  std::string const shapes = "estimate-chunk --mode-shapes 10,10 --tucker-ranks 4,4 --tt-ranks 1,4,1 --order 2 ";
+  auto big = run_cli(
+      "estimate-chunk --mode-shapes 100000000000,100000000000 --tucker-ranks 4,4 --tt-ranks 1,4,1 --order 2 "
+      "--n-probes 100000000000");
+  expect_refused(big, "--n-probes");
+  EXPECT_EQ(big.output.find("chunk_none"), std::string::npos) << "half an answer was printed: " << big.output;
+  for (char const* bad : {"1e30", "nan", "-5", "0", "inf", "4XB", "0x10"}) {
+    expect_refused(run_cli(shapes + "--n-probes 1000 --max-bytes " + std::string(bad)), "--max-bytes");
+  }
+  auto const plain = run_cli(shapes + "--n-probes 100000 --max-bytes 400000000");
+  auto const units = run_cli(shapes + "--n-probes 100000 --max-bytes 400MB");
+  auto const binary = run_cli(shapes + "--n-probes 100000 --max-bytes 0.5GiB");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  ASSERT_EQ(units.exit_code, 0) << units.output;
+  ASSERT_EQ(binary.exit_code, 0) << binary.output;
+  EXPECT_EQ(plain.output, units.output);
+  EXPECT_NE(plain.output.find("max_chunk_size_within:"), std::string::npos) << plain.output;
+}
+
+// ------------------------------------------------------------------------------------------------ HDF5 content
+
+std::string jets_of(ScratchDirectory const& dir, std::string const& in) {
+  return "jets --in " + quoted(in) + " --out " + quoted(dir.file("out.h5"));
+}
+
+void non_finite_entries_are_refused_naming_the_dataset() {
+  ScratchDirectory dir("t3k_hostile");
+  struct Case {
+    char const* dataset;
+    double value;
+    char const* command;
+  };
+  double const nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (Case const& c :
+       {Case{"/probes/w/0", nan, "jets"}, Case{"/probes/p/2", inf, "jets"}, Case{"/t3/tt_cores/1", -inf, "jets"},
+        Case{"/residual/1", nan, "jtr"}, Case{"/jets/3", nan, "fit"}}) {
+    std::string const in = dir.file("in.h5");
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+    t3k_test::h5::set_entry(in, c.dataset, 5, c.value);
+    RunResult r;
+    if (std::string(c.command) == "fit") {
+      write_text(dir.file("data.yaml"), data_config(in));
+      r = run_cli("fit --quiet " + quoted(dir.file("data.yaml")));
+      EXPECT_NE(r.output.find("problem.data.file"), std::string::npos) << r.output;
+    } else {
+      r = run_cli(std::string(c.command) + " --in " + quoted(in) + " --out " + quoted(dir.file("out.h5")));
+    }
+    expect_refused(r, c.dataset);
+    EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+  }
+}
+
+void element_types_other_than_float32_and_float64_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  struct Case {
+    hid_t type;
+    bool accepted;
+  };
+  for (Case const& c : {Case{H5T_IEEE_F32LE, true}, Case{H5T_STD_I32LE, false}, Case{H5T_STD_I64LE, false},
+                        Case{H5T_IEEE_F64BE, false}, Case{H5T_NATIVE_LDOUBLE, false}, Case{H5T_STD_U8LE, false}}) {
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+    t3k_test::h5::retype(in, "/probes/w/1", c.type);
+    auto const r = run_cli(jets_of(dir, in));
+    if (c.accepted) {
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+    } else {
+      expect_refused(r, "/probes/w/1");
+      EXPECT_NE(r.output.find("element type"), std::string::npos) << r.output;
+    }
+    fs::remove(dir.file("out.h5"));
+  }
+}
+
+void bad_attributes_and_huge_declared_shapes_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  auto fresh = [&] {
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+  };
+  fresh();
+  t3k_test::h5::set_attribute(in, "/probes", "order", 1000);
+  expect_refused(run_cli(jets_of(dir, in)), "order");
+  fresh();
+  t3k_test::h5::set_attribute(in, "/probes", "symmetric", 7);
+  expect_refused(run_cli(jets_of(dir, in)), "symmetric");
+  fresh();
+  // 2^40 x 4 doubles declared, never written: refused by size before any allocation.
+  t3k_test::h5::redeclare(in, "/probes/w/0", {hsize_t(1) << 40, 4});
+  auto const r = run_cli(jets_of(dir, in));
+  expect_refused(r, "/probes/w/0");
+  EXPECT_NE(r.output.find("available"), std::string::npos) << r.output;
+}
+
+// --------------------------------------------------------------------------------------------- kill and resume
+
+/// Runs the fit in the background and kills it with SIGKILL once its first checkpoint exists. Returns whether the
+/// kill ended it (rather than the run finishing first).
+bool start_and_kill(std::string const& config, std::string const& checkpoint) {
+  pid_t const pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    ::setenv("OMP_PROC_BIND", "false", 1);
+    ::execl(T3K_CLI_PATH, T3K_CLI_PATH, "fit", "--quiet", config.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  // Poll for the checkpoint (or the end of the run): no time limit is asserted; ctest bounds the test.
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (fs::exists(checkpoint)) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+}
+
+void expect_models_bitwise_equal(std::string const& a, std::string const& b) {
+  t3k::io::Reader ra(a), rb(b);
+  auto const xa = ra.read_t3();
+  auto const xb = rb.read_t3();
+  ASSERT_EQ(xa.n_modes(), xb.n_modes());
+  for (std::size_t i = 0; i < xa.n_modes(); ++i) {
+    auto const ua = xa.tucker_core(i), ub = xb.tucker_core(i);
+    auto const ga = xa.tt_core(i), gb = xb.tt_core(i);
+    ASSERT_EQ(ua.size(), ub.size());
+    ASSERT_EQ(ga.size(), gb.size());
+    EXPECT_EQ(std::memcmp(ua.data(), ub.data(), ua.size() * sizeof(double)), 0) << "Tucker core " << i;
+    EXPECT_EQ(std::memcmp(ga.data(), gb.data(), ga.size() * sizeof(double)), 0) << "TT core " << i;
+  }
+}
+
+void fit_killed_mid_run_resumes_to_the_uninterrupted_model() {
+  ScratchDirectory dir("t3k_hostile");
+  // Enough iterations that the kill lands mid-run; gradient descent never meets its tolerance early here.
+  std::string const config =
+      "problem:\n  synthetic: {mode_shapes: [6, 5, 4], tucker_ranks: [3, 3, 3], tt_ranks: [1, 3, 3, 1], "
+      "n_probes: 200, seed: 11}\nmodel:\n  init:\n    random: {seed: 5}\noptimizer:\n  name: gradient_descent\n"
+      "  max_iterations: 300\noutput:\n  directory: run\n  checkpoint_every: 1\nkokkos:\n  threads: 1\n";
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  write_text(dir.file("a/run.yaml"), config);
+  write_text(dir.file("b/run.yaml"), config);
+  auto const whole = run_cli("fit --quiet " + quoted(dir.file("a/run.yaml")));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+
+  ASSERT_TRUE(start_and_kill(dir.file("b/run.yaml"), dir.file("b/run/checkpoint.h5")))
+      << "the run ended before the kill";
+  ASSERT_FALSE(fs::exists(dir.file("b/run/model.h5")));
+  ASSERT_TRUE(fs::exists(dir.file("b/run/checkpoint.h5")));
+  auto const resumed = run_cli("fit --quiet --resume " + quoted(dir.file("b/run.yaml")));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  expect_models_bitwise_equal(dir.file("a/run/model.h5"), dir.file("b/run/model.h5"));
+  // The killed run's temporaries (its process is gone) were removed by the resumed run.
+  for (auto const& e : fs::directory_iterator(dir.file("b/run"))) {
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+  }
+}
+
+}  // namespace
+
+TEST(CliHostile, FifoDevZeroAndDirectoryAsConfigAreRefused) { fifo_dev_zero_and_directory_as_config_are_refused(); }
+TEST(CliHostile, FifoAsInputFileIsRefused) { fifo_as_input_file_is_refused(); }
+TEST(CliHostile, OutputToDevNullWritesThroughAndKeepsTheDevice) {
+  output_to_dev_null_writes_through_and_keeps_the_device();
+}
+TEST(CliHostile, FifoOrDirectoryAsOutputIsRefusedAndLeftAlone) {
+  fifo_or_directory_as_output_is_refused_and_left_alone();
+}
+TEST(CliHostile, OutputEqualToInputIsRefusedUnderAnySpelling) { output_equal_to_input_is_refused_under_any_spelling(); }
+TEST(CliHostile, StaleTemporariesAreRemovedAndLinksNeverFollowed) {
+  stale_temporaries_are_removed_and_links_never_followed();
+}
+TEST(CliHostile, LogJsonThroughASymbolicLinkIsRefused) { log_json_through_a_symbolic_link_is_refused(); }
+TEST(CliHostile, KokkosThreadCountsOutOfRangeAreRefused) { kokkos_thread_counts_out_of_range_are_refused(); }
+TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
+  ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
+}
+TEST(CliHostile, EstimateChunkRefusesSizesPast64BitsAndReadsByteUnits) {
+  estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units();
+}
+TEST(CliHostile, NonFiniteEntriesAreRefusedNamingTheDataset) { non_finite_entries_are_refused_naming_the_dataset(); }
+TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
+  element_types_other_than_float32_and_float64_are_refused();
+}
+TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
+  bad_attributes_and_huge_declared_shapes_are_refused();
+}
+TEST(CliHostile, FitKilledMidRunResumesToTheUninterruptedModel) {
+  fit_killed_mid_run_resumes_to_the_uninterrupted_model();
+}
