@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ namespace fs = std::filesystem;
 std::string const reference_cases[] = {"case1_ragged.h5", "case3_symmetric.h5"};
 
 using t3k_test::quoted;
-using t3k_test::RunResult;
 using t3k_test::run_cli;
+using t3k_test::RunResult;
 using t3k_test::testdata;
 
 /// A scratch directory named after this test program.
@@ -321,16 +322,106 @@ void jtr_reproduces_reference(bool per_probe) {
   }
 }
 
-/// SPEC.md section 9: the summed J^T is bitwise identical for every chunk size.
+/// A jtr/jv input of `w` probes built from case 1 (its T3 and frame, random probes of order 2, random residual jets
+/// with `residual_orders` orders and a variation); `omit` names a group to leave out ("/frame", "/residual",
+/// "/variation", "/t3").
+void write_input_of_w_probes(std::string const& path, std::size_t w, std::size_t residual_orders = 3,
+                             std::string const& omit = "") {
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const x = ref.read_t3();
+  auto const frame = ref.read_frame();
+  std::mt19937_64 gen(17);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  io::ProbeSet probes;
+  probes.order = 2;
+  io::JetStack residual;
+  for (std::size_t n : x.mode_shapes()) {
+    probes.w.emplace_back("w", w, n);
+    probes.p.emplace_back("p", w, n);
+    residual.emplace_back("r", w, residual_orders, n);
+    for (auto* v : {&probes.w.back(), &probes.p.back()})
+      for (std::size_t e = 0; e < v->span(); ++e) v->data()[e] = uniform(gen);
+    for (std::size_t e = 0; e < residual.back().span(); ++e) residual.back().data()[e] = uniform(gen);
+  }
+  io::Writer out(path);
+  if (omit != "/t3") out.write_t3(x);
+  if (omit != "/frame") out.write_frame(frame);
+  if (omit != "/variation") out.write_variation(ref.read_variation(frame));
+  out.write_probes(probes);
+  if (omit != "/residual") out.write_jets("/residual", residual);
+  out.commit();
+}
+
+/// SPEC.md section 9: the summed J^T is bitwise identical for every chunk size, over probes of several reduction
+/// blocks of the tool's space (so that the chunk sizes below make several passes), and equals the per-probe results
+/// summed.
 void jtr_sum_is_bitwise_independent_of_chunk_size() {
-  for (auto const& name : reference_cases) {
-    ScratchDirectory dir;
-    auto const dense = run_jtr(dir, name, "none", false);
-    for (std::string const chunk : {"1", "2", "5"}) {
-      auto const grad = run_jtr(dir, name, chunk, false);
-      EXPECT_TRUE(bitwise_equal(grad.tucker, dense.tucker)) << name << " chunk " << chunk;
-      EXPECT_TRUE(bitwise_equal(grad.tt, dense.tt)) << name << " chunk " << chunk;
+  ScratchDirectory dir;
+  std::size_t const block = t3k::reduction_block_size_for<Kokkos::DefaultExecutionSpace>(), w = 3 * block + 5;
+  std::string const in = dir.file("in.h5");
+  write_input_of_w_probes(in, w);
+  io::Reader ref(in);
+  auto const frame = ref.read_frame();
+  auto jtr = [&](std::string const& chunk, bool per_probe) {
+    std::string const out = dir.file("jtr_" + chunk + (per_probe ? "_pp" : "") + ".h5");
+    auto const r = run_cli("jtr --in " + quoted(in) + " --out " + quoted(out) + " --chunk-size " + chunk +
+                           (per_probe ? " --per-probe" : ""));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return io::Reader(out).read_gradient(frame, per_probe);
+  };
+  auto const dense = jtr("none", false);
+  for (std::string const& chunk :
+       std::vector<std::string>{"1", std::to_string(block), std::to_string(2 * block + 1), "auto"}) {
+    if (chunk != "auto") {
+      EXPECT_LT(t3k::impl::rows_per_chunk(t3k::ChunkSize::parse(chunk), w, block), w) << "chunk " << chunk;
     }
+    auto const grad = jtr(chunk, false);
+    EXPECT_TRUE(bitwise_equal(grad.tucker, dense.tucker)) << "chunk " << chunk;
+    EXPECT_TRUE(bitwise_equal(grad.tt, dense.tt)) << "chunk " << chunk;
+  }
+  // The per-probe gradients, chunked a block per pass, summed over the probes.
+  auto const per = jtr(std::to_string(block), true);
+  auto check = [&](auto const& summed, auto const& each, char const* name) {
+    ASSERT_EQ(summed.size(), each.size());
+    for (std::size_t i = 0; i < summed.size(); ++i) {
+      std::size_t const entries = summed[i].size();
+      ASSERT_EQ(each[i].size(), w * entries) << name << i;
+      for (std::size_t e = 0; e < entries; ++e) {
+        double acc = 0, abs_acc = 0;
+        for (std::size_t s = 0; s < w; ++s) {
+          acc += each[i].data()[s * entries + e];
+          abs_acc += std::abs(each[i].data()[s * entries + e]);
+        }
+        // Two summation orders over W terms: a few epsilons of the terms' magnitudes.
+        EXPECT_NEAR(acc, summed[i].data()[e], 1e-14 * abs_acc) << name << i << " entry " << e;
+      }
+    }
+  };
+  check(dense.tucker, per.tucker, "V~_");
+  check(dense.tt, per.tt, "H~_");
+}
+
+// jv, jtr and frame name the missing group, or the residual whose order count disagrees with /probes' order
+// attribute, and exit 2 without writing an output.
+void missing_or_mismatched_groups_exit_2_naming_them() {
+  ScratchDirectory dir;
+  struct Case {
+    std::string command, omit;
+    std::size_t residual_orders;
+    std::string expected;
+  };
+  for (auto const& c : {Case{"jv", "/frame", 3, "/frame"}, Case{"jv", "/variation", 3, "/variation"},
+                        Case{"jtr", "/frame", 3, "/frame"}, Case{"jtr", "/residual", 3, "/residual"},
+                        Case{"jtr", "", 2, "/residual/0 has shape [70 x 2 x 4], expected [70 x 3 x 4]"},
+                        Case{"frame", "/t3", 3, "/t3"}}) {
+    std::string const in = dir.file("in.h5"), out = dir.file("out.h5");
+    write_input_of_w_probes(in, 70, c.residual_orders, c.omit);
+    auto const r = run_cli(c.command + " --in " + quoted(in) + " --out " + quoted(out));
+    EXPECT_EQ(r.exit_code, 2) << c.command << " without " << c.omit << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.command << ": " << r.output;
+    EXPECT_FALSE(fs::exists(out)) << c.command;
+    EXPECT_EQ(dir.n_entries(), 1u) << c.command << ": a temporary file was left behind";
+    fs::remove(in);
   }
 }
 
@@ -349,8 +440,9 @@ void bad_chunk_size_exit_2_naming_flag() {
 // cannot hold one probe give exit 2 with the reason.
 void estimate_chunk_prints_the_model() {
   std::vector<std::size_t> const big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
-  std::string const shapes = "--mode-shapes 64,64,64,64,64,64,64,64 --tucker-ranks 16,16,16,16,16,16,16,16 "
-                             "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
+  std::string const shapes =
+      "--mode-shapes 64,64,64,64,64,64,64,64 --tucker-ranks 16,16,16,16,16,16,16,16 "
+      "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
   auto const ok = run_cli("estimate-chunk " + shapes);
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   std::size_t const expected = t3k::automatic_chunk_size<Kokkos::DefaultExecutionSpace>(big_n, n, r, 2, 100000);
@@ -382,7 +474,6 @@ void estimate_chunk_prints_the_model() {
 
 }  // namespace
 
-
 TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
 TEST(Cli, VersionNamesTheBlasCore) { version_names_the_blas_core(); }
 TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
@@ -398,6 +489,7 @@ TEST(Cli, JvReproducesReference) { jv_reproduces_reference(); }
 TEST(Cli, JtrReproducesReferenceGradient) { jtr_reproduces_reference(false); }
 TEST(Cli, JtrReproducesReferencePerProbeGradient) { jtr_reproduces_reference(true); }
 TEST(Cli, JtrSumIsBitwiseIndependentOfChunkSize) { jtr_sum_is_bitwise_independent_of_chunk_size(); }
+TEST(Cli, MissingOrMismatchedGroupsExit2NamingThem) { missing_or_mismatched_groups_exit_2_naming_them(); }
 TEST(Cli, BadChunkSizeExit2NamingFlag) { bad_chunk_size_exit_2_naming_flag(); }
 TEST(Cli, EstimateChunkPrintsTheModel) { estimate_chunk_prints_the_model(); }
 
