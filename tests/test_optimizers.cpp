@@ -403,6 +403,199 @@ void mc_sgd_scales_the_batch_gradient_and_draws_epochs_without_replacement() {
   EXPECT_NEAR(fit.history[first].step, o.step * scale * std::sqrt(gg), tol * o.step * scale * std::sqrt(gg));
 }
 
+/// Levenberg-Marquardt's damping after a gain ratio: divided by 3 above 0.75, doubled below 0.25, kept between.
+double damping_after(double lambda, double gain) {
+  if (gain > 0.75) return lambda / 3;
+  if (gain < 0.25) return lambda * 2;
+  return lambda;
+}
+
+/// A variation's entries in one vector (cores V~_0, H~_0, V~_1, H~_1, ...), and back.
+template <class V>
+std::vector<double> variation_entries(V const& v) {
+  std::vector<double> out;
+  auto append = [&](auto const& core) {
+    auto const h = flat_host(core);
+    out.insert(out.end(), h.begin(), h.end());
+  };
+  for (std::size_t i = 0; i < v.tucker.size(); ++i) {
+    append(v.tucker[i]);
+    append(v.tt[i]);
+  }
+  return out;
+}
+template <class Space, class Frame>
+auto variation_of(Space const& space, Frame const& frame, std::vector<double> const& entries) {
+  using S = typename Frame::scalar_type;
+  auto v = t3k::zero_variation<S>(space, frame, 1);
+  std::size_t at = 0;
+  auto fill = [&](auto const& core) {
+    auto h = Kokkos::create_mirror_view(core);
+    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = S(entries[at++]);
+    Kokkos::deep_copy(core, h);
+  };
+  for (std::size_t i = 0; i < v.tucker.size(); ++i) {
+    fill(v.tucker[i]);
+    fill(v.tt[i]);
+  }
+  return v;
+}
+
+/// The Gauss-Newton matrix P J^T J of a frame on the host, column by column from unit variations: J through
+/// tangent_probe_derivatives and P through gauge_project_in_place, not the Gauss-Newton product the optimizer uses.
+template <class Space, class Problem, class Frame>
+std::vector<std::vector<double>> dense_gauss_newton(Space const& space, Problem const& problem, Frame const& frame) {
+  std::size_t const n = variation_entries(t3k::zero_variation<typename Frame::scalar_type>(space, frame, 1)).size();
+  std::vector<std::vector<double>> jac(n);  // jac[k] = J e_k, all jets flattened
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<double> unit(n, 0.0);
+    unit[k] = 1;
+    auto jets = t3k::tangent_probe_derivatives(space, frame, variation_of(space, frame, unit), problem.ww, problem.pp,
+                                               problem.order);
+    for (auto const& j : jets) {
+      auto const h = flat_host(j);
+      jac[k].insert(jac[k].end(), h.begin(), h.end());
+    }
+  }
+  std::vector<std::vector<double>> gn(n);  // gn[k] = P J^T J e_k
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<double> column(n, 0.0);
+    for (std::size_t l = 0; l < n; ++l) {
+      for (std::size_t e = 0; e < jac[k].size(); ++e) column[l] += jac[l][e] * jac[k][e];
+    }
+    auto v = variation_of(space, frame, column);
+    t3k::gauge_project_in_place(space, frame, v);
+    gn[k] = variation_entries(v);
+  }
+  return gn;
+}
+
+double dot(std::vector<double> const& a, std::vector<double> const& b) {
+  double sum = 0;
+  for (std::size_t e = 0; e < a.size(); ++e) sum += a[e] * b[e];
+  return sum;
+}
+
+/// One Levenberg-Marquardt newton_cg iteration recomputed on the host from x: the damping lambda, `cg_steps`
+/// conjugate gradient steps on (P J^T J + lambda I) delta = -g from 0 in double, the model decrease
+/// -<g, delta> - 0.5 <delta, (P J^T J + lambda I) delta>, the Armijo scale of the step, the next loss and the gain.
+struct LmStep {
+  double alpha = 0, delta_norm = 0, loss0 = 0, loss1 = 0, predicted = 0, gain = 0;
+};
+template <class Space, class Problem, class X>
+LmStep lm_step(Space const& space, Problem const& problem, X const& x, double lambda, std::size_t cg_steps,
+               t3k::NewtonCgOptions const& o) {
+  LmStep st;
+  auto frame = t3k::orthogonal_frame(space, x);
+  auto eval = t3k::evaluate_loss(space, problem, x);
+  auto const g = variation_entries(t3k::riemannian_gradient(space, problem, frame, eval, t3k::ChunkSize::none()));
+  auto const gn = dense_gauss_newton(space, problem, frame);
+  std::size_t const n = g.size();
+  auto apply = [&](std::vector<double> const& v) {  // (P J^T J + lambda I) v
+    std::vector<double> out(n, 0.0);
+    for (std::size_t k = 0; k < n; ++k) {
+      for (std::size_t l = 0; l < n; ++l) out[l] += gn[k][l] * v[k];
+      out[k] += lambda * v[k];
+    }
+    return out;
+  };
+  std::vector<double> delta(n, 0.0), res(n), dir(n);
+  for (std::size_t k = 0; k < n; ++k) res[k] = dir[k] = -g[k];
+  double rs = dot(res, res);
+  for (std::size_t j = 0; j < cg_steps; ++j) {
+    auto const ad = apply(dir);
+    double const a = rs / dot(dir, ad);
+    for (std::size_t k = 0; k < n; ++k) {
+      delta[k] += a * dir[k];
+      res[k] -= a * ad[k];
+    }
+    double const rs_new = dot(res, res);
+    for (std::size_t k = 0; k < n; ++k) dir[k] = res[k] + rs_new / rs * dir[k];
+    rs = rs_new;
+  }
+  double const slope = dot(g, delta);
+  st.loss0 = eval.loss;
+  st.predicted = -slope - 0.5 * dot(delta, apply(delta));
+  st.delta_norm = std::sqrt(dot(delta, delta));
+  st.alpha = 1;
+  bool accepted = false;
+  for (std::size_t b = 0; b <= o.max_backtracks && !accepted; ++b) {
+    std::vector<double> step(n);
+    for (std::size_t k = 0; k < n; ++k) step[k] = st.alpha * delta[k];
+    st.loss1 = t3k::evaluate_loss(space, problem, t3k::retract(space, frame, variation_of(space, frame, step))).loss;
+    accepted = st.loss1 <= st.loss0 + o.armijo_c1 * st.alpha * slope;
+    if (!accepted) st.alpha *= 0.5;
+  }
+  EXPECT_TRUE(accepted);
+  st.gain = (st.loss0 - st.loss1) / st.predicted;
+  return st;
+}
+
+/// lambda_rel <g, GN g> / ||g||^2 at x, GN from dense_gauss_newton.
+template <class Space, class Problem, class X>
+double initial_damping(Space const& space, Problem const& problem, X const& x, double lambda_rel) {
+  auto frame = t3k::orthogonal_frame(space, x);
+  auto const g = variation_entries(
+      t3k::riemannian_gradient(space, problem, frame, t3k::evaluate_loss(space, problem, x), t3k::ChunkSize::none()));
+  auto const gn = dense_gauss_newton(space, problem, frame);
+  double ggn = 0;
+  for (std::size_t k = 0; k < g.size(); ++k) ggn += g[k] * dot(gn[k], g);
+  return lambda_rel * ggn / dot(g, g);
+}
+
+// Levenberg-Marquardt damping: lambda_0 = lambda_rel <g, GN g> / ||g||^2, then after each step the gain ratio
+// (actual / model decrease) divides it by 3 above 0.75, doubles it below 0.25 and keeps it between. Two iterations
+// of a fixed number of CG steps (cg_rtol 0) are recomputed on the host from the checkpointed points and compared with
+// the checkpointed lambda, the recorded losses and the step. Cases: one CG step lightly and heavily damped (gains near
+// 1 and 2: a damping term left out of the model decrease moves the latter below 0.75) and four CG steps from a start
+// unrelated to the planted T3. Gauss-Newton models these problems well, so the gain stays above 0.75 throughout.
+template <class C>
+void newton_cg_damping_follows_the_gain_ratio() {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  typename C::execution_space space;
+  auto pc = gradient_case();
+  struct Case {
+    double perturbation, lambda_rel;  // perturbation < 0: an unrelated random start
+    std::size_t cg_steps;
+  };
+  std::vector<Case> cases{{0.05, 1e-3, 1}, {0.05, 30.0, 1}, {-1, 1e-3, 4}};
+  for (auto const& cs : cases) {
+    auto truth = t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 81);
+    auto problem = t3k::make_planted_problem(space, truth, 60, pc.order, 0.0, 82);
+    auto x0 = cs.perturbation < 0 ? t3k::random_t3<S>(space, pc.big_n, pc.n, pc.r, 84)
+                                  : t3k::perturb_t3(space, truth, cs.perturbation, 83);
+    t3k::NewtonCgOptions o;
+    o.common.max_iterations = 2;
+    o.common.tol_gradient = 0;
+    o.levenberg_marquardt = true;
+    o.lambda_rel = cs.lambda_rel;
+    o.cg_rtol = 0;
+    o.cg_max_iterations = cs.cg_steps;
+    std::vector<t3k::OptimizerCheckpoint<S, Mem>> saved;
+    t3k::CheckpointControl<S, Mem> checkpoints;
+    checkpoints.every = 1;
+    checkpoints.write = [&](t3k::OptimizerCheckpoint<S, Mem> const& c) { saved.push_back(c); };
+    auto fit = t3k::newton_cg(space, problem, x0, o, checkpoints);
+    std::string const what = "perturbation " + std::to_string(cs.perturbation) + ", lambda_rel " +
+                             std::to_string(cs.lambda_rel) + ", " + std::to_string(cs.cg_steps) + " CG steps";
+    ASSERT_EQ(fit.history.size(), 3u) << what << ": " << fit.reason;
+    ASSERT_EQ(saved.size(), 2u) << what;
+    double const tol = step_tolerance<C>();
+
+    double const lambda0 = initial_damping(space, problem, x0, cs.lambda_rel);
+    auto const s1 = lm_step(space, problem, x0, lambda0, cs.cg_steps, o);
+    double const lambda1 = damping_after(lambda0, s1.gain);
+    EXPECT_NEAR(fit.history[1].loss, s1.loss1, tol * s1.loss0) << what;
+    EXPECT_NEAR(fit.history[1].step, s1.alpha * s1.delta_norm, tol * s1.delta_norm) << what;
+    EXPECT_NEAR(saved[0].scalars.at("lambda"), lambda1, tol * lambda1) << what << ", gain " << s1.gain;
+    auto const s2 = lm_step(space, problem, saved[0].x, lambda1, cs.cg_steps, o);
+    double const lambda2 = damping_after(lambda1, s2.gain);
+    EXPECT_NEAR(fit.history[2].loss, s2.loss1, tol * s2.loss0) << what;
+    EXPECT_NEAR(saved[1].scalars.at("lambda"), lambda2, tol * lambda2) << what << ", gain " << s2.gain;
+  }
+}
+
 // Chunking inside an optimizer (auto on host backends) gives iterates bit for bit equal to chunk_size none.
 template <class C>
 void auto_chunk_iterates_equal_none() {
@@ -690,6 +883,9 @@ TYPED_TEST(OptimizerStepTest, GradientDescentTakesTheArmijoCauchyStep) {
 }
 TYPED_TEST(OptimizerStepTest, AdamStepsMatchMomentsAndBiasCorrection) {
   adam_steps_match_moments_and_bias_correction<TypeParam>();
+}
+TYPED_TEST(OptimizerStepTest, NewtonCgDampingFollowsTheGainRatio) {
+  newton_cg_damping_follows_the_gain_ratio<TypeParam>();
 }
 TYPED_TEST(OptimizerStepTest, McSgdScalesTheBatchGradientAndDrawsEpochsWithoutReplacement) {
   mc_sgd_scales_the_batch_gradient_and_draws_epochs_without_replacement<TypeParam>();
