@@ -6,6 +6,8 @@
 #include "cli_harness.hpp"
 #include "core/host_blas.hpp"
 #include "drivers/hdf5_io.hpp"
+#include "hdf5_attributes.hpp"
+#include "reference.hpp"
 
 #include <gtest/gtest.h>
 
@@ -287,6 +289,84 @@ void frame_is_orthogonal_with_reference_shapes() {
   }
 }
 
+/// The dense tensor of a frame's Tucker factors with the left- or right-orthogonal TT cores (either chain holds X:
+/// the last left core and the first right core carry its norm), by brute-force sums.
+std::vector<double> dense_of_frame(io::HostFrame const& frame, bool left) {
+  t3k_test::HostT3 x;
+  x.shapes = frame.mode_shapes();
+  x.n = frame.up_ranks();
+  x.r = left ? frame.left_ranks() : frame.right_ranks();
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    auto const& u = frame.up_tucker(i);
+    auto const& g = left ? frame.left_tt(i) : frame.right_tt(i);
+    x.u.emplace_back(u.data(), u.data() + u.size());
+    x.g.emplace_back(g.data(), g.data() + g.size());
+  }
+  return t3k_test::dense_tensor(x);
+}
+
+/// The frame the tool writes holds the reference file's tensor /dense/x (computed there from the reference T3, not
+/// by this library): U with the left cores and U with the right cores both reconstruct it. The orthogonalizing QR
+/// sweeps round at a few epsilon of ||X|| per core; 1e-12 of max |X| leaves room for that and the contraction.
+void frame_reconstructs_reference_dense_tensor() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    std::string const out = dir.file("frame.h5");
+    run_ok("frame --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    std::vector<std::size_t> shape;
+    auto const expected = io::Reader(testdata(name)).read_raw("/dense/x", shape);
+    auto const frame = io::Reader(out).read_frame();
+    ASSERT_EQ(frame.mode_shapes(), shape) << name;
+    double scale = 0;
+    for (double e : expected) scale = std::max(scale, std::abs(e));
+    ASSERT_GT(scale, 0) << name;
+    for (bool const left : {true, false}) {
+      auto const dense = dense_of_frame(frame, left);
+      ASSERT_EQ(dense.size(), expected.size()) << name;
+      double diff = 0;
+      for (std::size_t e = 0; e < dense.size(); ++e) diff = std::max(diff, std::abs(dense[e] - expected[e]));
+      EXPECT_LE(diff, tolerance * scale) << name << (left ? ": U with L_0..L_{d-1}" : ": U with R_0..R_{d-1}");
+    }
+  }
+}
+
+/// The root attributes of the tool's outputs, read with the HDF5 C API: int64 scalars d, W and K (K that of the
+/// jets written, so that of --order where given) on jets, jv and jtr outputs; d alone on a frame. The expected
+/// values come from the input's dataset shapes and the reference's jets, not from its attributes.
+void outputs_encode_root_attributes() {
+  for (auto const& name : reference_cases) {
+    io::Reader ref(testdata(name));
+    auto const d = std::int64_t(ref.group_size("/t3/tucker_cores"));
+    auto const w = std::int64_t(ref.dataset_shape("/probes/w/0")[0]);
+    auto const k = std::int64_t(ref.dataset_shape("/jets/0")[1]) - 1;
+    ASSERT_GE(k, 1) << name;
+    struct Command {
+      std::string arguments;
+      std::int64_t k;
+    };
+    for (auto const& c : {Command{"jets", k}, Command{"jets --order 1", 1}, Command{"jv", k}, Command{"jtr", k}}) {
+      ScratchDirectory dir;
+      std::string const out = dir.file("out.h5");
+      run_ok(c.arguments + " --in " + quoted(testdata(name)) + " --out " + quoted(out));
+      t3k_test::Hdf5File file(out);
+      ASSERT_GE(file.id(), 0) << name << ", " << c.arguments;
+      SCOPED_TRACE(name + ", t3k " + c.arguments);
+      t3k_test::expect_int64_attribute(file, "/", "d", d);
+      t3k_test::expect_int64_attribute(file, "/", "W", w);
+      t3k_test::expect_int64_attribute(file, "/", "K", c.k);
+    }
+    ScratchDirectory dir;
+    std::string const out = dir.file("frame.h5");
+    run_ok("frame --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    t3k_test::Hdf5File file(out);
+    ASSERT_GE(file.id(), 0) << name;
+    SCOPED_TRACE(name + ", t3k frame");
+    t3k_test::expect_int64_attribute(file, "/", "d", d);
+    EXPECT_FALSE(t3k_test::has_attribute(file, "/", "W"));
+    EXPECT_FALSE(t3k_test::has_attribute(file, "/", "K"));
+  }
+}
+
 void jv_reproduces_reference() {
   for (auto const& name : reference_cases) {
     ScratchDirectory dir;
@@ -485,6 +565,8 @@ TEST(Cli, NonexistentInputExit2NamingFile) { nonexistent_input_exit_2_naming_fil
 TEST(Cli, BadFlagsExit2NamingFlag) { bad_flags_exit_2_naming_flag(); }
 TEST(Cli, FailedRunLeavesExistingOutputUnchanged) { failed_run_leaves_existing_output_unchanged(); }
 TEST(Cli, FrameIsOrthogonalWithReferenceShapes) { frame_is_orthogonal_with_reference_shapes(); }
+TEST(Cli, FrameReconstructsReferenceDenseTensor) { frame_reconstructs_reference_dense_tensor(); }
+TEST(Cli, OutputsEncodeRootAttributes) { outputs_encode_root_attributes(); }
 TEST(Cli, JvReproducesReference) { jv_reproduces_reference(); }
 TEST(Cli, JtrReproducesReferenceGradient) { jtr_reproduces_reference(false); }
 TEST(Cli, JtrReproducesReferencePerProbeGradient) { jtr_reproduces_reference(true); }
