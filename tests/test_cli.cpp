@@ -6,6 +6,8 @@
 #include "cli_harness.hpp"
 #include "core/host_blas.hpp"
 #include "drivers/hdf5_io.hpp"
+#include "hdf5_attributes.hpp"
+#include "reference.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,8 +32,8 @@ namespace fs = std::filesystem;
 std::string const reference_cases[] = {"case1_ragged.h5", "case3_symmetric.h5"};
 
 using t3k_test::quoted;
-using t3k_test::RunResult;
 using t3k_test::run_cli;
+using t3k_test::RunResult;
 using t3k_test::testdata;
 
 /// A scratch directory named after this test program.
@@ -286,6 +289,84 @@ void frame_is_orthogonal_with_reference_shapes() {
   }
 }
 
+/// The dense tensor of a frame's Tucker factors with the left- or right-orthogonal TT cores (either chain holds X:
+/// the last left core and the first right core carry its norm), by brute-force sums.
+std::vector<double> dense_of_frame(io::HostFrame const& frame, bool left) {
+  t3k_test::HostT3 x;
+  x.shapes = frame.mode_shapes();
+  x.n = frame.up_ranks();
+  x.r = left ? frame.left_ranks() : frame.right_ranks();
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    auto const& u = frame.up_tucker(i);
+    auto const& g = left ? frame.left_tt(i) : frame.right_tt(i);
+    x.u.emplace_back(u.data(), u.data() + u.size());
+    x.g.emplace_back(g.data(), g.data() + g.size());
+  }
+  return t3k_test::dense_tensor(x);
+}
+
+/// The frame the tool writes holds the reference file's tensor /dense/x (computed there from the reference T3, not
+/// by this library): U with the left cores and U with the right cores both reconstruct it. The orthogonalizing QR
+/// sweeps round at a few epsilon of ||X|| per core; 1e-12 of max |X| leaves room for that and the contraction.
+void frame_reconstructs_reference_dense_tensor() {
+  for (auto const& name : reference_cases) {
+    ScratchDirectory dir;
+    std::string const out = dir.file("frame.h5");
+    run_ok("frame --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    std::vector<std::size_t> shape;
+    auto const expected = io::Reader(testdata(name)).read_raw("/dense/x", shape);
+    auto const frame = io::Reader(out).read_frame();
+    ASSERT_EQ(frame.mode_shapes(), shape) << name;
+    double scale = 0;
+    for (double e : expected) scale = std::max(scale, std::abs(e));
+    ASSERT_GT(scale, 0) << name;
+    for (bool const left : {true, false}) {
+      auto const dense = dense_of_frame(frame, left);
+      ASSERT_EQ(dense.size(), expected.size()) << name;
+      double diff = 0;
+      for (std::size_t e = 0; e < dense.size(); ++e) diff = std::max(diff, std::abs(dense[e] - expected[e]));
+      EXPECT_LE(diff, tolerance * scale) << name << (left ? ": U with L_0..L_{d-1}" : ": U with R_0..R_{d-1}");
+    }
+  }
+}
+
+/// The root attributes of the tool's outputs, read with the HDF5 C API: int64 scalars d, W and K (K that of the
+/// jets written, so that of --order where given) on jets, jv and jtr outputs; d alone on a frame. The expected
+/// values come from the input's dataset shapes and the reference's jets, not from its attributes.
+void outputs_encode_root_attributes() {
+  for (auto const& name : reference_cases) {
+    io::Reader ref(testdata(name));
+    auto const d = std::int64_t(ref.group_size("/t3/tucker_cores"));
+    auto const w = std::int64_t(ref.dataset_shape("/probes/w/0")[0]);
+    auto const k = std::int64_t(ref.dataset_shape("/jets/0")[1]) - 1;
+    ASSERT_GE(k, 1) << name;
+    struct Command {
+      std::string arguments;
+      std::int64_t k;
+    };
+    for (auto const& c : {Command{"jets", k}, Command{"jets --order 1", 1}, Command{"jv", k}, Command{"jtr", k}}) {
+      ScratchDirectory dir;
+      std::string const out = dir.file("out.h5");
+      run_ok(c.arguments + " --in " + quoted(testdata(name)) + " --out " + quoted(out));
+      t3k_test::Hdf5File file(out);
+      ASSERT_GE(file.id(), 0) << name << ", " << c.arguments;
+      SCOPED_TRACE(name + ", t3k " + c.arguments);
+      t3k_test::expect_int64_attribute(file, "/", "d", d);
+      t3k_test::expect_int64_attribute(file, "/", "W", w);
+      t3k_test::expect_int64_attribute(file, "/", "K", c.k);
+    }
+    ScratchDirectory dir;
+    std::string const out = dir.file("frame.h5");
+    run_ok("frame --in " + quoted(testdata(name)) + " --out " + quoted(out));
+    t3k_test::Hdf5File file(out);
+    ASSERT_GE(file.id(), 0) << name;
+    SCOPED_TRACE(name + ", t3k frame");
+    t3k_test::expect_int64_attribute(file, "/", "d", d);
+    EXPECT_FALSE(t3k_test::has_attribute(file, "/", "W"));
+    EXPECT_FALSE(t3k_test::has_attribute(file, "/", "K"));
+  }
+}
+
 void jv_reproduces_reference() {
   for (auto const& name : reference_cases) {
     ScratchDirectory dir;
@@ -321,16 +402,105 @@ void jtr_reproduces_reference(bool per_probe) {
   }
 }
 
-/// docs/math.md: the summed J^T is bitwise identical for every chunk size.
+/// A jtr/jv input of `w` probes built from case 1 (its T3 and frame, random probes of order 2, random residual jets
+/// with `residual_orders` orders and a variation); `omit` names a group to leave out ("/frame", "/residual",
+/// "/variation", "/t3").
+void write_input_of_w_probes(std::string const& path, std::size_t w, std::size_t residual_orders = 3,
+                             std::string const& omit = "") {
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const x = ref.read_t3();
+  auto const frame = ref.read_frame();
+  std::mt19937_64 gen(17);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  io::ProbeSet probes;
+  probes.order = 2;
+  io::JetStack residual;
+  for (std::size_t n : x.mode_shapes()) {
+    probes.w.emplace_back("w", w, n);
+    probes.p.emplace_back("p", w, n);
+    residual.emplace_back("r", w, residual_orders, n);
+    for (auto* v : {&probes.w.back(), &probes.p.back()})
+      for (std::size_t e = 0; e < v->span(); ++e) v->data()[e] = uniform(gen);
+    for (std::size_t e = 0; e < residual.back().span(); ++e) residual.back().data()[e] = uniform(gen);
+  }
+  io::Writer out(path);
+  if (omit != "/t3") out.write_t3(x);
+  if (omit != "/frame") out.write_frame(frame);
+  if (omit != "/variation") out.write_variation(ref.read_variation(frame));
+  out.write_probes(probes);
+  if (omit != "/residual") out.write_jets("/residual", residual);
+  out.commit();
+}
+
+/// docs/math.md: the summed J^T is bitwise identical for every chunk size, over probes of several reduction blocks of
+/// the tool's space (so that the chunk sizes below make several passes), and equals the per-probe results summed.
 void jtr_sum_is_bitwise_independent_of_chunk_size() {
-  for (auto const& name : reference_cases) {
-    ScratchDirectory dir;
-    auto const dense = run_jtr(dir, name, "none", false);
-    for (std::string const chunk : {"1", "2", "5"}) {
-      auto const grad = run_jtr(dir, name, chunk, false);
-      EXPECT_TRUE(bitwise_equal(grad.tucker, dense.tucker)) << name << " chunk " << chunk;
-      EXPECT_TRUE(bitwise_equal(grad.tt, dense.tt)) << name << " chunk " << chunk;
+  ScratchDirectory dir;
+  std::size_t const block = t3k::reduction_block_size_for<Kokkos::DefaultExecutionSpace>(), w = 3 * block + 5;
+  std::string const in = dir.file("in.h5");
+  write_input_of_w_probes(in, w);
+  io::Reader ref(in);
+  auto const frame = ref.read_frame();
+  auto jtr = [&](std::string const& chunk, bool per_probe) {
+    std::string const out = dir.file("jtr_" + chunk + (per_probe ? "_pp" : "") + ".h5");
+    auto const r = run_cli("jtr --in " + quoted(in) + " --out " + quoted(out) + " --chunk-size " + chunk +
+                           (per_probe ? " --per-probe" : ""));
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return io::Reader(out).read_gradient(frame, per_probe);
+  };
+  auto const dense = jtr("none", false);
+  for (std::string const& chunk :
+       std::vector<std::string>{"1", std::to_string(block), std::to_string(2 * block + 1), "auto"}) {
+    if (chunk != "auto") {
+      EXPECT_LT(t3k::impl::rows_per_chunk(t3k::ChunkSize::parse(chunk), w, block), w) << "chunk " << chunk;
     }
+    auto const grad = jtr(chunk, false);
+    EXPECT_TRUE(bitwise_equal(grad.tucker, dense.tucker)) << "chunk " << chunk;
+    EXPECT_TRUE(bitwise_equal(grad.tt, dense.tt)) << "chunk " << chunk;
+  }
+  // The per-probe gradients, chunked a block per pass, summed over the probes.
+  auto const per = jtr(std::to_string(block), true);
+  auto check = [&](auto const& summed, auto const& each, char const* name) {
+    ASSERT_EQ(summed.size(), each.size());
+    for (std::size_t i = 0; i < summed.size(); ++i) {
+      std::size_t const entries = summed[i].size();
+      ASSERT_EQ(each[i].size(), w * entries) << name << i;
+      for (std::size_t e = 0; e < entries; ++e) {
+        double acc = 0, abs_acc = 0;
+        for (std::size_t s = 0; s < w; ++s) {
+          acc += each[i].data()[s * entries + e];
+          abs_acc += std::abs(each[i].data()[s * entries + e]);
+        }
+        // Two summation orders over W terms: a few epsilons of the terms' magnitudes.
+        EXPECT_NEAR(acc, summed[i].data()[e], 1e-14 * abs_acc) << name << i << " entry " << e;
+      }
+    }
+  };
+  check(dense.tucker, per.tucker, "V~_");
+  check(dense.tt, per.tt, "H~_");
+}
+
+// jv, jtr and frame name the missing group, or the residual whose order count disagrees with /probes' order
+// attribute, and exit 2 without writing an output.
+void missing_or_mismatched_groups_exit_2_naming_them() {
+  ScratchDirectory dir;
+  struct Case {
+    std::string command, omit;
+    std::size_t residual_orders;
+    std::string expected;
+  };
+  for (auto const& c : {Case{"jv", "/frame", 3, "/frame"}, Case{"jv", "/variation", 3, "/variation"},
+                        Case{"jtr", "/frame", 3, "/frame"}, Case{"jtr", "/residual", 3, "/residual"},
+                        Case{"jtr", "", 2, "/residual/0 has shape [70 x 2 x 4], expected [70 x 3 x 4]"},
+                        Case{"frame", "/t3", 3, "/t3"}}) {
+    std::string const in = dir.file("in.h5"), out = dir.file("out.h5");
+    write_input_of_w_probes(in, 70, c.residual_orders, c.omit);
+    auto const r = run_cli(c.command + " --in " + quoted(in) + " --out " + quoted(out));
+    EXPECT_EQ(r.exit_code, 2) << c.command << " without " << c.omit << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.command << ": " << r.output;
+    EXPECT_FALSE(fs::exists(out)) << c.command;
+    EXPECT_EQ(dir.n_entries(), 1u) << c.command << ": a temporary file was left behind";
+    fs::remove(in);
   }
 }
 
@@ -349,8 +519,9 @@ void bad_chunk_size_exit_2_naming_flag() {
 // cannot hold one probe give exit 2 with the reason.
 void estimate_chunk_prints_the_model() {
   std::vector<std::size_t> const big_n(8, 64), n(8, 16), r{1, 16, 32, 32, 32, 32, 32, 16, 1};
-  std::string const shapes = "--mode-shapes 64,64,64,64,64,64,64,64 --tucker-ranks 16,16,16,16,16,16,16,16 "
-                             "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
+  std::string const shapes =
+      "--mode-shapes 64,64,64,64,64,64,64,64 --tucker-ranks 16,16,16,16,16,16,16,16 "
+      "--tt-ranks 1,16,32,32,32,32,32,16,1 --order 2 --n-probes 100000";
   auto const ok = run_cli("estimate-chunk " + shapes);
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   std::size_t const expected = t3k::automatic_chunk_size<Kokkos::DefaultExecutionSpace>(big_n, n, r, 2, 100000);
@@ -382,7 +553,6 @@ void estimate_chunk_prints_the_model() {
 
 }  // namespace
 
-
 TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
 TEST(Cli, VersionNamesTheBlasCore) { version_names_the_blas_core(); }
 TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
@@ -394,10 +564,13 @@ TEST(Cli, NonexistentInputExit2NamingFile) { nonexistent_input_exit_2_naming_fil
 TEST(Cli, BadFlagsExit2NamingFlag) { bad_flags_exit_2_naming_flag(); }
 TEST(Cli, FailedRunLeavesExistingOutputUnchanged) { failed_run_leaves_existing_output_unchanged(); }
 TEST(Cli, FrameIsOrthogonalWithReferenceShapes) { frame_is_orthogonal_with_reference_shapes(); }
+TEST(Cli, FrameReconstructsReferenceDenseTensor) { frame_reconstructs_reference_dense_tensor(); }
+TEST(Cli, OutputsEncodeRootAttributes) { outputs_encode_root_attributes(); }
 TEST(Cli, JvReproducesReference) { jv_reproduces_reference(); }
 TEST(Cli, JtrReproducesReferenceGradient) { jtr_reproduces_reference(false); }
 TEST(Cli, JtrReproducesReferencePerProbeGradient) { jtr_reproduces_reference(true); }
 TEST(Cli, JtrSumIsBitwiseIndependentOfChunkSize) { jtr_sum_is_bitwise_independent_of_chunk_size(); }
+TEST(Cli, MissingOrMismatchedGroupsExit2NamingThem) { missing_or_mismatched_groups_exit_2_naming_them(); }
 TEST(Cli, BadChunkSizeExit2NamingFlag) { bad_chunk_size_exit_2_naming_flag(); }
 TEST(Cli, EstimateChunkPrintsTheModel) { estimate_chunk_prints_the_model(); }
 

@@ -3,8 +3,8 @@
 
 #include "core/chunk_size.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <limits>
@@ -48,6 +48,15 @@ using TestConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPE
 template <class C>
 constexpr std::size_t block_of() {
   return t3k::reduction_block_size_for<typename C::execution_space>();
+}
+
+/// The passes a chunked call on a configuration's space makes over `w` probes with chunk size `chunk`, as the library
+/// sizes them (fixed sizes rounded down to whole reduction blocks): tests of chunking assert it is more than one, so
+/// that they compare several passes with one rather than one pass with itself.
+template <class C>
+std::size_t chunk_passes(t3k::ChunkSize const& chunk, std::size_t w) {
+  std::size_t const rows = t3k::impl::rows_per_chunk(chunk, w, block_of<C>());
+  return (w + rows - 1) / rows;
 }
 
 /// Tolerance as a multiple of the scalar's epsilon.

@@ -3,6 +3,7 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "drivers/hdf5_io.hpp"
+#include "hdf5_attributes.hpp"
 
 #include "algorithms/random_t3.hpp"
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,47 @@ void frame_variation_and_gradients_round_trip_is_bitwise() {
   auto const gp2 = in.read_gradient(f2, true);
   expect_all_bitwise_equal(grad_pp.tucker, gp2.tucker, "/grad_per_probe/tucker");
   expect_all_bitwise_equal(grad_pp.tt, gp2.tt, "/grad_per_probe/tt");
+}
+
+/// The attributes the writer puts on /probes and the root, read with the HDF5 C API: order an int64 scalar (absent
+/// when the probe set has none), symmetric an h5py-style bool enum, and d, W, K int64 scalars, for two values of each
+/// so that a constant encoding fails.
+void written_attributes_have_h5py_types_and_values() {
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto probes = ref.read_probes(ref.read_t3().mode_shapes());
+  struct Case {
+    std::optional<std::size_t> order;
+    bool symmetric;
+    std::int64_t d, w, k;
+  };
+  for (auto const& c : {Case{3, true, 4, 6, 3}, Case{0, false, 1, 2, 0}, Case{std::nullopt, true, 7, 9, 5}}) {
+    ScratchDirectory dir;
+    probes.order = c.order;
+    probes.symmetric = c.symmetric;
+    io::RootAttributes root;
+    root.d = c.d;
+    root.w = c.w;
+    root.k = c.k;
+    {
+      io::Writer out(dir.file("attributes.h5"));
+      out.write_probes(probes);
+      out.write_root_attributes(root);
+      out.commit();
+    }
+    t3k_test::Hdf5File file(dir.file("attributes.h5"));
+    ASSERT_GE(file.id(), 0);
+    SCOPED_TRACE("order " + (c.order ? std::to_string(*c.order) : std::string("none")) + ", symmetric " +
+                 std::to_string(c.symmetric));
+    if (c.order) {
+      t3k_test::expect_int64_attribute(file, "/probes", "order", std::int64_t(*c.order));
+    } else {
+      EXPECT_FALSE(t3k_test::has_attribute(file, "/probes", "order"));
+    }
+    t3k_test::expect_bool_attribute(file, "/probes", "symmetric", c.symmetric);
+    t3k_test::expect_int64_attribute(file, "/", "d", c.d);
+    t3k_test::expect_int64_attribute(file, "/", "W", c.w);
+    t3k_test::expect_int64_attribute(file, "/", "K", c.k);
+  }
 }
 
 void probes_jets_and_attributes_round_trip_is_bitwise() {
@@ -351,6 +394,7 @@ TEST(Hdf5Io, T3RoundTripIsBitwise) { t3_round_trip_is_bitwise(); }
 TEST(Hdf5Io, FrameVariationAndGradientsRoundTripIsBitwise) { frame_variation_and_gradients_round_trip_is_bitwise(); }
 TEST(Hdf5Io, ProbesJetsAndAttributesRoundTripIsBitwise) { probes_jets_and_attributes_round_trip_is_bitwise(); }
 TEST(Hdf5Io, ReferenceAttributesAreRead) { reference_attributes_are_read(); }
+TEST(Hdf5Io, WrittenAttributesHaveH5pyTypesAndValues) { written_attributes_have_h5py_types_and_values(); }
 TEST(Hdf5Io, MissingGroupIsNamed) { missing_group_is_named(); }
 TEST(Hdf5Io, MissingDatasetIsNamed) { missing_dataset_is_named(); }
 TEST(Hdf5Io, WrongShapeIsNamedWithBothShapes) { wrong_shape_is_named_with_both_shapes(); }

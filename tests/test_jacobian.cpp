@@ -1,12 +1,12 @@
 // The forward Jacobian J and its chunked transpose J^T (docs/math.md) against brute-force references:
 // dense tangents T(v) built term by term, the subset expansion of probe jets, and the explicit Jacobian matrix.
-#include "test_devices.hpp"
 #include "frame_reference.hpp"
+#include "test_devices.hpp"
 
 #include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
 #include "algorithms/random_t3.hpp"
 #include "algorithms/t3_tangent.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
 #include "core/memory_tracking.hpp"
 
 #include <limits>
@@ -39,7 +39,8 @@ V random_view(V v, std::uint64_t seed) {
 template <class C>
 std::vector<Probe2<C>> probe_stack(std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
   std::vector<Probe2<C>> out;
-  for (std::size_t i = 0; i < shapes.size(); ++i) out.push_back(random_view(Probe2<C>("probe", w, shapes[i]), seed + i));
+  for (std::size_t i = 0; i < shapes.size(); ++i)
+    out.push_back(random_view(Probe2<C>("probe", w, shapes[i]), seed + i));
   return out;
 }
 
@@ -125,7 +126,8 @@ void adjoint_identity_holds() {
     for (std::size_t order : {std::size_t(0), std::size_t(1), std::size_t(2), d + 1}) {
       auto jv = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order);
       std::vector<Jets4<C>> r;
-      for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 50 + i));
+      for (std::size_t i = 0; i < d; ++i)
+        r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 50 + i));
       auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
       ASSERT_EQ(g.n_stack(), nt);
       for (std::size_t t = 0; t < nt; ++t) {
@@ -167,7 +169,8 @@ void transpose_matches_explicit_jacobian() {
     std::vector<std::vector<double>> rh;
     for (auto const& ri : r) rh.push_back(flat_host(ri));
     auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
-    auto gp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, t3k::TransposeOptions{false, t3k::ChunkSize::none()});
+    auto gp =
+        t3k::probe_derivatives_transpose(space, f, ww, pp, r, t3k::TransposeOptions{false, t3k::ChunkSize::none()});
     ASSERT_EQ(gp.n_stack(), w);
     // Walk every variation entry: a unit variation e gives column J e; then (J^T r)[e] = <J e, r>.
     auto unit = t3k::zero_variation<S>(space, f, 1);
@@ -210,7 +213,7 @@ void chunked_transpose_equals_dense_bitwise() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   std::size_t const b = block_of<C>();
-  std::size_t const w = b + 36, nt = 2, order = 2;  // a block and a part of one (100 probes on host backends)
+  std::size_t const w = 3 * b + 36, nt = 2, order = 2;  // three blocks and a part of one
   for (std::size_t case_index : {0, 3}) {
     auto fc = frame_shape_cases()[case_index];
     std::size_t const d = fc.big_n.size();
@@ -221,7 +224,11 @@ void chunked_transpose_equals_dense_bitwise() {
     for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 99 + i));
     auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
     auto dense_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::none()});
-    for (std::size_t c : {std::size_t(1), std::size_t(7), b / 2, b, w - 1, w, w + 3}) {
+    for (std::size_t c : {std::size_t(1), std::size_t(7), b, b + 7, 2 * b, w - 1, w, w + 3}) {
+      // Every size below W makes several passes (1, 7 and b: four; 2b: two; W - 1: 3b and a rest).
+      if (c < w) {
+        EXPECT_GE(chunk_passes<C>(t3k::ChunkSize::of(c), w), 2u) << "chunk " << c;
+      }
       auto chunked = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::of(c)});
       auto chunked_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::of(c)});
       for (std::size_t i = 0; i < d; ++i) {
@@ -247,6 +254,100 @@ void chunked_transpose_equals_dense_bitwise() {
           // terms' magnitudes (measured: at most 1.2 of them, on host and device code paths).
           EXPECT_NEAR(acc, summed[t * entries + e], eps_times<S>(16) * abs_acc);
         }
+    }
+  }
+}
+
+// Probe rows of every probe as host vectors: rows[s][m] is probe s's vector of mode m.
+template <class C>
+std::vector<std::vector<std::vector<double>>> host_rows(std::vector<Probe2<C>> const& stack) {
+  std::size_t const w = stack[0].extent(0);
+  std::vector<std::vector<std::vector<double>>> rows(w, std::vector<std::vector<double>>(stack.size()));
+  for (std::size_t m = 0; m < stack.size(); ++m) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, stack[m]);
+    for (std::size_t s = 0; s < w; ++s)
+      for (std::size_t j = 0; j < h.extent(1); ++j) rows[s][m].push_back(double(h(s, j)));
+  }
+  return rows;
+}
+
+// Over several reduction blocks, chunked a block per pass and two blocks per pass: J(v) equals the subset expansion
+// of the dense tangent T(v) for every probe, and J^T, summed and per probe, satisfies <J v, r>_s = <v, (J^T r)_s> for
+// every probe s and summed over them (J^T checked against the J just checked against the brute force, on random v:
+// an error in any block's contribution shows in the inner product).
+template <class C>
+void chunked_jacobian_and_transpose_match_references_over_several_blocks() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto const fc = frame_shape_cases()[0];  // ragged, d = 3
+  std::size_t const d = fc.big_n.size(), b = block_of<C>(), w = 3 * b + 5, nt = 2, order = 2;
+  auto f = random_frame<S, typename C::memory_space>(space, fc, 41);
+  auto v = random_variation_for_test(space, f, nt, 42);
+  auto ww = probe_stack<C>(fc.big_n, w, 43);
+  auto pp = probe_stack<C>(fc.big_n, w, 44);
+  std::vector<Jets4<C>> r;
+  for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 45 + i));
+  auto const ws = host_rows<C>(ww), ps = host_rows<C>(pp);
+  std::vector<std::vector<double>> rh;
+  for (auto const& ri : r) rh.push_back(flat_host(ri));
+  // ref[t][i]: the brute-force jets of T(v_t), (s, k, j) flattened.
+  std::vector<std::vector<std::vector<double>>> ref(nt, std::vector<std::vector<double>>(d));
+  for (std::size_t t = 0; t < nt; ++t) {
+    auto const dense = dense_tangent(f, v, t);
+    for (std::size_t i = 0; i < d; ++i)
+      for (std::size_t s = 0; s < w; ++s)
+        for (std::size_t k = 0; k <= order; ++k) {
+          auto z = subset_expansion_jet(dense, fc.big_n, i, k, ws[s], ps[s]);
+          ref[t][i].insert(ref[t][i].end(), z.begin(), z.end());
+        }
+  }
+  for (auto const& chunk : {t3k::ChunkSize::of(1), t3k::ChunkSize::of(2 * b)}) {
+    std::string const what = "chunk " + chunk.to_string();
+    EXPECT_GE(chunk_passes<C>(chunk, w), 2u) << what;
+    auto jv = t3k::tangent_probe_derivatives(space, f, v, ww, pp, order, chunk);
+    auto g = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, chunk});
+    auto gp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, chunk});
+    ASSERT_EQ(gp.n_stack(), nt * w);
+    for (std::size_t t = 0; t < nt; ++t) {
+      // <J v_t, r_t> per probe, from the reference jets.
+      std::vector<double> lhs(w, 0.0), lhs_abs(w, 0.0);
+      for (std::size_t i = 0; i < d; ++i) {
+        auto zt = flat_host(Kokkos::subview(jv[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+        ASSERT_EQ(zt.size(), ref[t][i].size());
+        double scale = 1;
+        for (auto x : ref[t][i]) scale = std::max(scale, std::abs(x));
+        std::size_t const per = (order + 1) * fc.big_n[i];
+        for (std::size_t e = 0; e < zt.size(); ++e) {
+          EXPECT_NEAR(zt[e], ref[t][i][e], eps_times<S>(400) * scale) << what << " mode " << i << " probe " << e / per;
+          lhs[e / per] += ref[t][i][e] * rh[i][t * w * per + e];
+          lhs_abs[e / per] += std::abs(ref[t][i][e] * rh[i][t * w * per + e]);
+        }
+      }
+      // <v_t, (J^T r_t)_s> per probe and summed.
+      std::vector<double> rhs(w, 0.0);
+      double summed = 0, lhs_total = 0, lhs_total_abs = 0;
+      auto add_core = [&](auto const& v_core, auto const& g_core, auto const& gp_core) {
+        auto const vt = flat_host(v_core);
+        auto const gs = flat_host(g_core);
+        auto const gps = flat_host(gp_core);
+        std::size_t const n = vt.size() / nt;
+        for (std::size_t e = 0; e < n; ++e) {
+          summed += vt[t * n + e] * gs[t * n + e];
+          for (std::size_t s = 0; s < w; ++s) rhs[s] += vt[t * n + e] * gps[(t * w + s) * n + e];
+        }
+      };
+      for (std::size_t i = 0; i < d; ++i) {
+        add_core(v.tucker[i], g.tucker[i], gp.tucker[i]);
+        add_core(v.tt[i], g.tt[i], gp.tt[i]);
+      }
+      // The two sides sum the same products in different orders: a few hundred epsilons of the terms' magnitudes,
+      // times the variation's size for the sum over its entries (|v| and |J^T r| are O(1) here).
+      for (std::size_t s = 0; s < w; ++s) {
+        EXPECT_NEAR(rhs[s], lhs[s], eps_times<S>(400) * (1 + lhs_abs[s])) << what << " t " << t << " probe " << s;
+        lhs_total += lhs[s];
+        lhs_total_abs += lhs_abs[s];
+      }
+      EXPECT_NEAR(summed, lhs_total, eps_times<S>(400) * (1 + lhs_total_abs)) << what << " t " << t << " summed";
     }
   }
 }
@@ -297,8 +398,7 @@ void bad_residuals_throw() {
     t3k::probe_derivatives_transpose(space, f, ww, ww, r);
     FAIL();
   } catch (t3k::DimensionMismatch const& e) {
-    EXPECT_NE(std::string(e.what()).find("residuals[2] has shape [4 x 2 x 5], expected [4 x 3 x 5]"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("residuals[2] has shape [4 x 2 x 5], expected [4 x 3 x 5]"), std::string::npos)
         << e.what();
   }
   auto v = t3k::zero_variation<S>(space, f, 1);
@@ -349,8 +449,7 @@ void tangent_into_overwrites_caller_arrays() {
     t3k::tangent_probe_derivatives_into(space, f, v, ww, pp, order, z);
     FAIL();
   } catch (t3k::DimensionMismatch const& e) {
-    EXPECT_NE(std::string(e.what()).find(t3k::impl::concat("z[", d - 1, "] has shape")), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find(t3k::impl::concat("z[", d - 1, "] has shape")), std::string::npos) << e.what();
   }
 }
 
@@ -417,6 +516,9 @@ TYPED_TEST(JacobianTest, TangentJetsMatchBruteForce) { tangent_jets_match_brute_
 TYPED_TEST(JacobianTest, AdjointIdentityHolds) { adjoint_identity_holds<TypeParam>(); }
 TYPED_TEST(JacobianTest, TransposeMatchesExplicitJacobian) { transpose_matches_explicit_jacobian<TypeParam>(); }
 TYPED_TEST(JacobianTest, ChunkedTransposeEqualsDenseBitwise) { chunked_transpose_equals_dense_bitwise<TypeParam>(); }
+TYPED_TEST(JacobianTest, ChunkedJacobianAndTransposeMatchReferencesOverSeveralBlocks) {
+  chunked_jacobian_and_transpose_match_references_over_several_blocks<TypeParam>();
+}
 TYPED_TEST(JacobianTest, PeakMemoryGrowsWithChunkNotProbes) { peak_memory_grows_with_chunk_not_probes<TypeParam>(); }
 TYPED_TEST(JacobianTest, BadResidualsThrow) { bad_residuals_throw<TypeParam>(); }
 TYPED_TEST(JacobianTest, TangentIntoOverwritesCallerArrays) { tangent_into_overwrites_caller_arrays<TypeParam>(); }

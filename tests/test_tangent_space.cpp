@@ -1,18 +1,21 @@
 // Tangent space at a T3 (docs/math.md): variation algebra, gauge projection, the rank-doubled T3
 // of a tangent, projection onto the tangent space and the retraction.
-#include "test_devices.hpp"
 #include "reference.hpp"
+#include "test_devices.hpp"
 
 #include "algorithms/gauge_projection.hpp"
 #include "algorithms/orthogonal_frame.hpp"
+#include "algorithms/probe_derivatives.hpp"
 #include "algorithms/random_t3.hpp"
 #include "algorithms/retraction.hpp"
 #include "algorithms/t3_linear_algebra.hpp"
 #include "algorithms/t3_svd.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
 #include "algorithms/tangent_space_projection.hpp"
 #include "algorithms/tangent_to_t3.hpp"
 #include "algorithms/to_dense.hpp"
 #include "algorithms/variation_operations.hpp"
+#include "core/impl/host_random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -407,6 +410,38 @@ void tangent_to_t3_matches_sum_of_terms() {
   }
 }
 
+/// The centre variation of a frame with a centre: V_i = S_i U_i and H_i = C_i[a,u,b] = sum_o O_i[a,o,b] S_i[o,u],
+/// built on the host from the frame's factors. Its tangent is 2d X.
+template <class C>
+Variation<C> centre_variation(Frame<C> const& frame) {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto hf = host_frame(frame);
+  std::size_t const d = frame.n_modes();
+  auto v = t3k::zero_variation(space, frame, 1);
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t const nj = hf.big_n[i], nu = hf.nu[i], no = hf.no[i], ra = hf.rl[i], rb = hf.rr[i + 1];
+    auto hv = Kokkos::create_mirror_view(Kokkos::HostSpace{}, v.tucker[i]);
+    auto hh = Kokkos::create_mirror_view(Kokkos::HostSpace{}, v.tt[i]);
+    for (std::size_t o = 0; o < no; ++o)
+      for (std::size_t j = 0; j < nj; ++j) {
+        double acc = 0;
+        for (std::size_t u = 0; u < nu; ++u) acc += hf.s[i][o * nu + u] * hf.u[i][u * nj + j];
+        hv(0, o, j) = S(acc);
+      }
+    for (std::size_t a = 0; a < ra; ++a)
+      for (std::size_t u = 0; u < nu; ++u)
+        for (std::size_t b = 0; b < rb; ++b) {
+          double acc = 0;
+          for (std::size_t o = 0; o < no; ++o) acc += hf.o[i][(a * no + o) * rb + b] * hf.s[i][o * nu + u];
+          hh(0, a, u, b) = S(acc);
+        }
+    Kokkos::deep_copy(v.tucker[i], hv);
+    Kokkos::deep_copy(v.tt[i], hh);
+  }
+  return v;
+}
+
 template <class C>
 void centre_variation_represents_2d_x() {
   using S = typename C::scalar_type;
@@ -417,33 +452,70 @@ void centre_variation_represents_2d_x() {
     ASSERT_TRUE(frame.has_centre());
     auto hf = host_frame(frame);
     std::size_t const d = frame.n_modes();
-    // V_i = S_i U_i and H_i = C_i[a,u,b] = sum_o O_i[a,o,b] S_i[o,u], built on the host from the frame's factors.
-    auto v = t3k::zero_variation(space, frame, 1);
-    for (std::size_t i = 0; i < d; ++i) {
-      std::size_t const nj = hf.big_n[i], nu = hf.nu[i], no = hf.no[i], ra = hf.rl[i], rb = hf.rr[i + 1];
-      auto hv = Kokkos::create_mirror_view(Kokkos::HostSpace{}, v.tucker[i]);
-      auto hh = Kokkos::create_mirror_view(Kokkos::HostSpace{}, v.tt[i]);
-      for (std::size_t o = 0; o < no; ++o)
-        for (std::size_t j = 0; j < nj; ++j) {
-          double acc = 0;
-          for (std::size_t u = 0; u < nu; ++u) acc += hf.s[i][o * nu + u] * hf.u[i][u * nj + j];
-          hv(0, o, j) = S(acc);
-        }
-      for (std::size_t a = 0; a < ra; ++a)
-        for (std::size_t u = 0; u < nu; ++u)
-          for (std::size_t b = 0; b < rb; ++b) {
-            double acc = 0;
-            for (std::size_t o = 0; o < no; ++o) acc += hf.o[i][(a * no + o) * rb + b] * hf.s[i][o * nu + u];
-            hh(0, a, u, b) = S(acc);
-          }
-      Kokkos::deep_copy(v.tucker[i], hv);
-      Kokkos::deep_copy(v.tt[i], hh);
-    }
+    auto const v = centre_variation<C>(frame);
     auto dx = dense_tensor(host_t3(xf.first));
     for (auto& e : dx) e *= double(2 * d);
     auto got = dense_of<C>(t3k::tangent_to_t3(space, frame, v));
     EXPECT_LE(max_abs_diff(got, dx), tol<S>() * max_abs(dx)) << "d = " << d;
     EXPECT_LE(max_abs_diff(dense_tangent(hf, host_variation(v, 0)), dx), tol<S>() * max_abs(dx)) << "d = " << d;
+  }
+}
+
+/// A stack of `w` random probes (rows) per mode, on the configuration's memory space.
+template <class C>
+std::vector<Kokkos::View<typename C::scalar_type**, typename C::memory_space>> random_probes(
+    std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
+  std::vector<Kokkos::View<typename C::scalar_type**, typename C::memory_space>> out;
+  t3k::impl::HostNormalGenerator gen(seed);
+  for (std::size_t n : shapes) {
+    out.emplace_back("probes", w, n);
+    auto h = Kokkos::create_mirror_view(out.back());
+    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = typename C::scalar_type(gen.normal());
+    Kokkos::deep_copy(out.back(), h);
+  }
+  return out;
+}
+
+// At the probe level over two blocks and a part of one, chunked a block per pass (three passes): J of the centre
+// variation is 2d times the jets of X, and J of a gauged variation stack v is, for each t, the jets of
+// tangent_to_t3(v_t), both computed in one pass. The same identities as the dense ones above, through the chunked
+// tangent sweep instead of to_dense; the references are sums of the same size in another order, so the frame
+// tolerance relative to the largest jet.
+template <class C>
+void tangent_jets_match_jets_of_2d_x_and_of_tangent_t3_over_chunks() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 2 * block_of<C>() + 7, order = 2, nt = 2;
+  auto const chunk = t3k::ChunkSize::of(block_of<C>());
+  ASSERT_EQ(chunk_passes<C>(chunk, w), 3u);
+  for (auto const& sh : {shape_cases()[0], shape_cases()[5]}) {
+    std::size_t const d = sh.big_n.size();
+    std::string const what = "d = " + std::to_string(d);
+    auto xf = t3_and_frame<C>(sh, 71);
+    auto const& frame = xf.second;
+    auto const ww = random_probes<C>(sh.big_n, w, 72);
+    auto const pp = random_probes<C>(sh.big_n, w, 73);
+    auto const jc = t3k::tangent_probe_derivatives(space, frame, centre_variation<C>(frame), ww, pp, order, chunk);
+    auto const jx = t3k::probe_derivatives(space, xf.first, ww, pp, order, t3k::ChunkSize::none());
+    for (std::size_t i = 0; i < d; ++i) {
+      auto got = flat(jc[i]);
+      auto ref = flat(jx[i]);
+      for (auto& e : ref) e *= double(2 * d);
+      ASSERT_EQ(got.size(), ref.size()) << what;
+      EXPECT_LE(max_abs_diff(got, ref), tol<S>() * max_abs(ref)) << what << ", centre variation, mode " << i;
+    }
+    auto const v = random_gauged<C>(frame, nt, 74);
+    auto const jv = t3k::tangent_probe_derivatives(space, frame, v, ww, pp, order, chunk);
+    for (std::size_t t = 0; t < nt; ++t) {
+      auto const jt =
+          t3k::probe_derivatives(space, t3k::tangent_to_t3(space, frame, v, t), ww, pp, order, t3k::ChunkSize::none());
+      for (std::size_t i = 0; i < d; ++i) {
+        auto got = flat(Kokkos::subview(jv[i], t, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
+        auto ref = flat(jt[i]);
+        ASSERT_EQ(got.size(), ref.size()) << what;
+        EXPECT_LE(max_abs_diff(got, ref), tol<S>() * max_abs(ref)) << what << ", tangent " << t << ", mode " << i;
+      }
+    }
   }
 }
 
@@ -684,6 +756,9 @@ TYPED_TEST(TangentSpaceTest, GaugeConditionsHoldAfterProjection) {
 }
 TYPED_TEST(TangentSpaceTest, TangentToT3MatchesSumOfTerms) { tangent_to_t3_matches_sum_of_terms<TypeParam>(); }
 TYPED_TEST(TangentSpaceTest, CentreVariationRepresentsTwoDTimesX) { centre_variation_represents_2d_x<TypeParam>(); }
+TYPED_TEST(TangentSpaceTest, TangentJetsMatchJetsOf2dXAndOfTangentT3OverChunks) {
+  tangent_jets_match_jets_of_2d_x_and_of_tangent_t3_over_chunks<TypeParam>();
+}
 TYPED_TEST(TangentSpaceTest, GaugedTangentInnerProductEqualsVariationDot) {
   gauged_tangent_inner_product_equals_variation_dot<TypeParam>();
 }

@@ -10,6 +10,7 @@
 #include "drivers/hdf5_io.hpp"
 
 #include "algorithms/to_dense.hpp"
+#include "core/chunk_size.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -164,8 +165,14 @@ std::vector<std::string> inputs(ScratchDirectory const& dir) {
 
 void jtr_sum_equals_single_process(int n_ranks) {
   ScratchDirectory dir;
-  for (auto const& in : inputs(dir)) {
-    for (std::string const chunk : {"auto", "none", "2"}) {
+  // A fixed chunk of one reduction block of the tool's space; the last input spans two blocks and a part of one on
+  // every shard, so that it chunks in several passes on every rank count.
+  std::size_t const block = t3k::reduction_block_size_for<Kokkos::DefaultExecutionSpace>(), wide = 3 * (2 * block + 5);
+  auto all = inputs(dir);
+  all.push_back(make_input(dir, wide, 4));
+  ASSERT_LT(t3k::impl::rows_per_chunk(block, wide / 3, block), wide / 3);
+  for (auto const& in : all) {
+    for (std::string const chunk : {std::string("auto"), std::string("none"), std::to_string(block)}) {
       SCOPED_TRACE(in + " --chunk-size " + chunk);
       std::string const alone = dir.file("alone.h5"), sharded = dir.file("sharded.h5");
       run_ok("jtr --in " + quoted(in) + " --out " + quoted(alone) + " --chunk-size " + chunk);
@@ -177,7 +184,7 @@ void jtr_sum_equals_single_process(int n_ranks) {
     }
   }
   // Only the two outputs and the generated inputs: no rank left a temporary file.
-  EXPECT_EQ(dir.n_entries(), 4u);
+  EXPECT_EQ(dir.n_entries(), 5u);
 }
 
 void per_probe_outputs_equal_single_process(int n_ranks) {
@@ -260,8 +267,7 @@ void expect_fit_equals_single_process(int n_ranks, std::string const& config_alo
   auto const r = run_mpi(
       n_ranks, "fit " + quoted(dir.file("mpi.yaml")) + " --plain-log --log-json " + quoted(dir.file("mpi.jsonl")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_LE(relative_error(dense_t3(dir.file("run_mpi/model.h5")), dense_t3(dir.file("run_alone/model.h5"))),
-            fit_tol);
+  EXPECT_LE(relative_error(dense_t3(dir.file("run_mpi/model.h5")), dense_t3(dir.file("run_alone/model.h5"))), fit_tol);
   auto const h_mpi = history_figures(dir.file("run_mpi/history.csv"));
   auto const h_alone = history_figures(dir.file("run_alone/history.csv"));
   EXPECT_EQ(h_mpi.size(), h_alone.size());

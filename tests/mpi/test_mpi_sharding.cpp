@@ -6,6 +6,7 @@
 
 #include "algorithms/orthogonal_frame.hpp"
 #include "algorithms/random_t3.hpp"
+#include "algorithms/tangent_probe_derivatives.hpp"
 #include "algorithms/variation_operations.hpp"
 #include "core/communicator.hpp"
 #include "core/memory_tracking.hpp"
@@ -171,27 +172,49 @@ void sharded_planted_problem_holds_the_global_rows() {
 }
 
 // Summed J^T of the shards with one reduction equals the single-process J^T to 1e-12 relative, is the same bits on
-// every rank, for chunk sizes auto, none and one that does not divide the shards, one residual and a stack of two.
+// every rank, for chunk sizes auto, none and one block (every shard spans two blocks and a part of one, so that one
+// makes several passes on every rank), one residual and a stack of two; and it satisfies the adjoint identity
+// <J v, r> = <v, J^T r> with J of the whole probe set.
 void summed_transpose_equals_single_process_transpose() {
   Space space;
   auto const comm = world();
   auto const sh = small_shape();
-  std::size_t const w = 50;  // 25/25, 17/17/16
+  std::size_t const block = t3k::reduction_block_size_for<Space>();
+  std::size_t const w = 3 * (2 * block + 5);
   auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 11);
   auto frame = t3k::orthogonal_frame(space, x);
   auto full =
       t3k::make_planted_problem(space, t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 12), w, sh.order, 0.1, 13);
   auto part =
       t3k::make_planted_problem(space, comm, t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 12), w, sh.order, 0.1, 13);
+  ASSERT_LT(t3k::impl::rows_per_chunk(t3k::ChunkSize::of(block), part.n_probes(), block), part.n_probes());
   auto const reference = values(t3k::probe_derivatives_transpose(space, frame, full.ww, full.pp, full.targets));
   auto const reference_stack =
       values(t3k::probe_derivatives_transpose(space, frame, full.ww, full.pp, stacked(full.targets)));
   auto const part_stack = stacked(part.targets);
-  for (auto chunk : {t3k::ChunkSize::automatic(), t3k::ChunkSize::none(), t3k::ChunkSize::of(7)}) {
+  // <J v, r> over the whole probe set, J single-process.
+  auto v = t3k::random_variation(space, frame, 1, 14);
+  auto jv = t3k::tangent_probe_derivatives(space, frame, v, full.ww, full.pp, sh.order);
+  double jv_r = 0, jv_r_abs = 0;
+  for (std::size_t i = 0; i < jv.size(); ++i) {
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, jv[i]);
+    auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, full.targets[i]);
+    ASSERT_EQ(a.span(), b.span());
+    for (std::size_t e = 0; e < a.span(); ++e) {
+      jv_r += a.data()[e] * b.data()[e];
+      jv_r_abs += std::abs(a.data()[e] * b.data()[e]);
+    }
+  }
+  auto const v_values = values(v);
+  for (auto chunk : {t3k::ChunkSize::automatic(), t3k::ChunkSize::none(), t3k::ChunkSize::of(block)}) {
     t3k::TransposeOptions const o{true, chunk};
     auto const g = values(t3k::probe_derivatives_transpose(space, comm, frame, part.ww, part.pp, part.targets, o));
     EXPECT_LE(relative_difference(g, reference), 1e-12) << "chunk " << chunk.to_string();
     EXPECT_TRUE(same_bits_on_every_rank(g)) << "chunk " << chunk.to_string();
+    ASSERT_EQ(g.size(), v_values.size());
+    double v_g = 0;
+    for (std::size_t e = 0; e < g.size(); ++e) v_g += v_values[e] * g[e];
+    EXPECT_NEAR(v_g, jv_r, 1e-12 * (1 + jv_r_abs)) << "adjoint identity, chunk " << chunk.to_string();
     auto const gs = values(t3k::probe_derivatives_transpose(space, comm, frame, part.ww, part.pp, part_stack, o));
     EXPECT_LE(relative_difference(gs, reference_stack), 1e-12) << "stacked, chunk " << chunk.to_string();
     EXPECT_TRUE(same_bits_on_every_rank(gs)) << "stacked, chunk " << chunk.to_string();
@@ -204,14 +227,16 @@ void per_probe_transpose_stays_sharded() {
   Space space;
   auto const comm = world();
   auto const sh = small_shape();
-  std::size_t const w = 23;
+  std::size_t const block = t3k::reduction_block_size_for<Space>();
+  std::size_t const w = 3 * (2 * block + 3);  // every shard spans two blocks and a part of one
   auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 21);
   auto frame = t3k::orthogonal_frame(space, x);
   auto truth = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 22);
   auto full = t3k::make_planted_problem(space, truth, w, sh.order, 0.0, 23);
   auto part = t3k::make_planted_problem(space, comm, truth, w, sh.order, 0.0, 23);
   auto const rows = comm.shard_range(w);
-  t3k::TransposeOptions const o{false, t3k::ChunkSize::of(4)};
+  t3k::TransposeOptions const o{false, t3k::ChunkSize::of(block)};
+  ASSERT_LT(t3k::impl::rows_per_chunk(o.chunk_size, rows.size(), block), rows.size());
   auto ref = t3k::probe_derivatives_transpose(space, frame, full.ww, full.pp, stacked(full.targets), o);
   auto got = t3k::probe_derivatives_transpose(space, comm, frame, part.ww, part.pp, stacked(part.targets), o);
   EXPECT_EQ(got.n_stack(), 2 * rows.size());
