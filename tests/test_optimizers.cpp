@@ -1,9 +1,4 @@
-<<<<<<< HEAD
 // The four optimizers on planted problems (docs/math.md), the gradient and the Gauss-Newton operator.
-#include "test_devices.hpp"
-=======
-// The four optimizers on planted problems (SPEC.md section 15), the gradient and the Gauss-Newton operator.
->>>>>>> tests-can-fail
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 

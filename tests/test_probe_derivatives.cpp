@@ -1,9 +1,4 @@
-<<<<<<< HEAD
 // Probe jets of T3s (docs/math.md) against the brute-force subset expansion of dense tensors.
-#include "test_devices.hpp"
-=======
-// Probe jets of T3s (SPEC.md sections 2 and 4) against the brute-force subset expansion of dense tensors.
->>>>>>> tests-can-fail
 #include "reference.hpp"
 #include "test_devices.hpp"
 
