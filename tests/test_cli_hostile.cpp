@@ -2,6 +2,7 @@
 // configuration values at and past their limits; HDF5 datasets with NaN, foreign element types or huge declared
 // shapes; a fit killed mid-run and resumed. Each must end with exit 0 or with exit 2 and one line naming the flag,
 // key, file or dataset, and must leave what the user has untouched.
+#ifdef T3K_TESTS_HAVE_IO
 
 #include "cli_harness.hpp"
 #include "fuzz/h5_mutate.hpp"
@@ -388,3 +389,5 @@ TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
 TEST(CliHostile, FitKilledMidRunResumesToTheUninterruptedModel) {
   fit_killed_mid_run_resumes_to_the_uninterrupted_model();
 }
+
+#endif  // T3K_TESTS_HAVE_IO
