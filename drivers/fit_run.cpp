@@ -11,7 +11,7 @@
 #include "algorithms/random_t3.hpp"
 #include "core/chunk_size.hpp"
 #include "core/error.hpp"
-#include "core/host_blas.hpp"
+#include "algorithms/impl/host/host_blas.hpp"
 #include "core/memory_tracking.hpp"
 #include "optimizers/adam.hpp"
 #include "optimizers/gradient_descent.hpp"

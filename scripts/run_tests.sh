@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds T3K and runs its tests in four legs; any failure fails the script (nonzero exit).
+# Builds T3K and runs its tests in five legs (one of them compile only); any failure fails the script (nonzero exit).
 #
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
 #           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads); then the
@@ -9,6 +9,8 @@
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
 #           threads) running the code paths of device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks,
 #           uncapped auto chunks), which no GPU-less machine would otherwise run.
+#   hip     Compile only (no AMD GPU here): the library's headers, every test and t3k_bench with Debian's hipcc against
+#           the HIP Kokkos of scripts/setup.sh (build-hip/).
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
@@ -16,14 +18,15 @@
 #           dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
-# T3K_TEST_LEGS (default "main device-paths debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
+# T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
 JOBS="${T3K_JOBS:-2}"
-LEGS="${T3K_TEST_LEGS:-main device-paths debian asan}"
+LEGS="${T3K_TEST_LEGS:-main device-paths hip debian asan}"
+HIP_PREFIX="${T3K_KOKKOS_HIP_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-hip}"
 SMOKE="${T3K_SMOKE_TESTS:-TuckerTensorTrain|ProbeDerivatives}"
 
 summary=()
@@ -109,6 +112,20 @@ for leg in $LEGS; do
         tee build-device-paths/ctest.log
       end "$(count_tests build-device-paths/ctest.log)"
       ;;
+    hip)
+      begin hip "compile only: the library's headers, every test and t3k_bench for HIP with hipcc ($HIP_PREFIX, build-hip/)"
+      [[ -f "$HIP_PREFIX/.t3k-complete" ]] || {
+        log "no HIP Kokkos in $HIP_PREFIX: run scripts/setup.sh first"
+        exit 1
+      }
+      # No AMD GPU here to run on: the leg fails on any compile error, and nothing it builds runs (hence -O0).
+      cmake -S . -B build-hip -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O0 -DCMAKE_CXX_COMPILER=hipcc \
+        -DKokkos_ROOT="$HIP_PREFIX" -DKokkosKernels_ROOT="$HIP_PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_BENCHMARKS=ON -DT3K_ENABLE_MPI=OFF \
+        -DT3K_ENABLE_SANITIZERS=OFF
+      cmake --build build-hip -j "$JOBS" --target t3k_tests t3k_bench t3k_header_self_containment
+      end "compiled"
+      ;;
     debian)
       begin debian "Release, Debian's prebuilt Serial Kokkos, smoke tests '$SMOKE' (build-debian/)"
       cmake -S . -B build-debian -DCMAKE_BUILD_TYPE=Release -DT3K_USE_SYSTEM_KOKKOS=ON -DT3K_ENABLE_TESTS=ON \
@@ -142,7 +159,7 @@ for leg in $LEGS; do
       end "$(count_tests build-asan/ctest.log)"
       ;;
     *)
-      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main device-paths debian asan)"
+      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main device-paths hip debian asan)"
       exit 2
       ;;
   esac

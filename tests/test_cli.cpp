@@ -4,7 +4,7 @@
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "cli_harness.hpp"
-#include "core/host_blas.hpp"
+#include "algorithms/impl/host/host_blas.hpp"
 #include "drivers/hdf5_io.hpp"
 #include "hdf5_attributes.hpp"
 #include "reference.hpp"

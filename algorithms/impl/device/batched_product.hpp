@@ -101,7 +101,9 @@ struct BatchedProductTiles {
 
   /// Whether a team of `threads` keeps its sums in scratch (teams smaller than a tile: host spaces) rather than in
   /// registers (one micro-tile per thread: GPUs).
-  static bool sums_in_scratch(int threads, TileShape t) { return threads < (t.m / micro_tile) * (t.n / micro_tile); }
+  KOKKOS_INLINE_FUNCTION static bool sums_in_scratch(int threads, TileShape t) {
+    return threads < (t.m / micro_tile) * (t.n / micro_tile);
+  }
   /// Scratch of the staged slabs (level 0) and of the sums where sums_in_scratch (level 1: a tile of sums is larger
   /// than host spaces' level 0).
   static std::size_t slab_bytes(TileShape t) {
