@@ -38,7 +38,7 @@ void apply_matrix_to_block(ExecutionSpace const& space, char const* label, Jet3<
                  block_out, accumulate);
 }
 
-/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (SPEC.md 3). Host backends: one
+/// out (rows, L, X) [+]= M applied to in (rows, L, Y) coefficient by coefficient (docs/math.md). Host backends: one
 /// matrix product per block of reduction_block_size_for<ExecutionSpace>() probe rows, (block rows * L) x Y times
 /// Y x X, whole blocks spread over the space's threads (host_blocks.hpp). Device backends: one tiled kernel over all
 /// rows (device/batched_product.hpp), each entry one sequential sum.

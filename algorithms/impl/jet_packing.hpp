@@ -69,7 +69,7 @@ struct PackResidualEntry {
 
 /// A pack kernel (PackProbePairEntry, PackResidualEntry) on host backends where its source rows are contiguous: each
 /// (s, k) row copied as one block (a vectorized copy; entry by entry GCC copied one scalar at a time: 12% of the
-/// samples of gradient_descent's benchmark at d = 8, N = 64, n = r = 8, perf/README.md, session 16). The same values
+/// samples of gradient_descent's benchmark at d = 8, N = 64, n = r = 8, docs/performance.md). The same values
 /// either way (std::copy converts a source of another scalar type as the pack kernel's assignment does).
 template <class PackEntry>
 struct CopyJetRows {

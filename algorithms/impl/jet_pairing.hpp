@@ -8,7 +8,7 @@
 namespace t3k {
 namespace impl {
 
-/// Which pairs of coefficients a jet contraction combines (SPEC.md section 3).
+/// Which pairs of coefficients a jet contraction combines (docs/math.md).
 enum class JetPairing {
   product,            ///< out^(n) = sum_{a+b=n} Y^(a) v^(b)        (truncated Cauchy product)
   correlate_y_fixed,  ///< out^(n) = sum_a Y^(a) v^(a+n)          (transpose of multiplying by the fixed jet Y)

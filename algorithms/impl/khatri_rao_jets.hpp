@@ -38,8 +38,8 @@ void khatri_rao_jets(ExecutionSpace const& space, char const* label, Jet4<Scalar
 /// khatri_rao_jets(kr, first, second) and then apply_matrix(out, kr with its last two axes as one, m, side,
 /// accumulate), with the same bits as the two calls. On host backends block by block: the thread that multiplies a
 /// block of probe rows forms that block's Khatri-Rao rows right before, so they are still in its cache when the
-/// product reads them (a block of them is 0.4-0.8 MB at issue 8's shape; a chunk's are several MB, which the separate
-/// calls write out to the shared cache and read back). Device backends make the two calls.
+/// product reads them (a block of them is 0.4-0.8 MB at the J^T target shape; a chunk's are several MB, which the
+/// separate calls write out to the shared cache and read back). Device backends make the two calls.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void khatri_rao_then_apply_matrix(ExecutionSpace const& space, char const* kr_label, Jet4<Scalar, MemorySpace> kr,
                                   KhatriRaoTerm<Scalar, MemorySpace> const& first,

@@ -77,7 +77,7 @@ struct ContractJetsRows {
     if (first) {
       // The two widest strips as loops of their own, then for_each_strip's constant-width remainder (8, 4, 2, 1):
       // with the 16-wide strip behind the remainder's single-strip branch, GCC 12 compiled its float sums as 16
-      // scalar multiply-adds, and issue 8's float J^T took ~7% longer (perf/README.md, session 14).
+      // scalar multiply-adds, and the float BM_JT_Target took longer (docs/performance.md).
       for (; x0 + max_strip <= n_out; x0 += max_strip) sum_over_first<max_strip>(o, rows, x0);
       for (; x0 + max_strip / 2 <= n_out; x0 += max_strip / 2) sum_over_first<max_strip / 2>(o, rows, x0);
       for_each_remainder_strip<max_strip / 4>(
