@@ -272,13 +272,15 @@ def bench_row(bench, s):
     prefix = f"/d:{s['d']}/N:{s['N']}/n:{s['n']}/r:{s['r']}/K:{s['K']}/W:{s['W']}/chunk:"
     for chunk in ("-1", "0"):
         for family in ("BM_JT<double>", "BM_JT_Target", "BM_JT_Target_Optin"):
-            name = f"{family}{prefix}{chunk}/sum:1/nt:1"
-            if name in listed:
-                out = run_checked([bench, f"--benchmark_filter=^{re.escape(name)}$", "--benchmark_format=json"])
+            base = f"{family}{prefix}{chunk}/sum:1/nt:1"
+            for name in listed:  # listed names may end in /iterations:n/manual_time
+                if name != base and not name.startswith(base + "/"):
+                    continue
+                out = run_checked([bench, f"--benchmark_filter=^{re.escape(base)}", "--benchmark_format=json"])
                 rows = json.loads(out[out.index("{"):])["benchmarks"]
                 row = [b for b in rows if b.get("run_type", "iteration") == "iteration"][0]
                 scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[row.get("time_unit", "ns")]
-                return row["real_time"] * scale, name
+                return row["real_time"] * scale, base
     return None
 
 
