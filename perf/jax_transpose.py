@@ -117,9 +117,8 @@ def run_checked(cmd, env=None):
 
 
 def fused_product(spec, x, y):
-    """jnp.einsum(spec, x, y) for the probe-batched contractions ('sub,su->sb'): written as a broadcast product and
-    a sum, which XLA fuses into one loop (as a batched dot_general of one-row matrices it runs several times slower
-    on the CPU, and its transpose, a batched outer product, slower still)."""
+    """jnp.einsum(spec, x, y) for the probe-batched contractions ('sub,su->sb'), written as a broadcast product and
+    a sum that XLA fuses into one loop instead of a batched dot_general of one-row matrices."""
     inputs, out = spec.split("->")
     xs, ys = inputs.split(",")
     union = xs + "".join(c for c in ys if c not in xs)
