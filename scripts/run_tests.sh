@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds T3K and runs its tests in five legs (one of them compile only); any failure fails the script (nonzero exit).
 #
-#   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
-#           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads); then the
-#           examples (examples/your_data with Python, examples/cpp against the installed package).
+#   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests, the t3k CLI and the
+#           Python module, whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads);
+#           then the examples (examples/your_data with Python, examples/cpp against the installed package); then the
+#           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh.
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
@@ -17,13 +18,15 @@
 #           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles about 2.5x faster than -O1 here, and compiling
 #           dominates this leg.
 #
-# Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
-# T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
+# Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX and T3K_VENV (as in setup.sh),
+# T3K_JOBS (build jobs, default 2), T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS
+# (ctest regex of the debian leg).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
+VENV="${T3K_VENV:-$HOME/.cache/t3k/venv}"
 JOBS="${T3K_JOBS:-2}"
 LEGS="${T3K_TEST_LEGS:-main device-paths hip debian asan}"
 HIP_PREFIX="${T3K_KOKKOS_HIP_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-hip}"
@@ -79,9 +82,23 @@ run_examples() {
   OMP_NUM_THREADS=2 OMP_PROC_BIND=false build/example-cpp/fit_planted
 }
 
+# The Python module built in build/python (PYTHONPATH), its tests and its example, in the venv of scripts/setup.sh.
+run_python() {
+  log "python: pytest python/tests and examples/python/fit_or_probe.py (build/python, $VENV)"
+  # No bytecode or pytest cache in the source tree.
+  (export PYTHONPATH="$PWD/build/python" PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=2 OMP_PROC_BIND=false
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+    "$VENV/bin/python" examples/python/fit_or_probe.py) 2>&1 | tee build/pytest.log
+}
+
 if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
   log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main and device-paths legs need it)"
   [[ " $LEGS " == *" main "* || " $LEGS " == *" device-paths "* ]] && exit 1
+fi
+
+if [[ " $LEGS " == *" main "* && ! -x "$VENV/bin/python" ]]; then
+  log "no Python environment in $VENV: run scripts/setup.sh first (the main leg builds and tests the Python module)"
+  exit 1
 fi
 
 ./scripts/lint.sh
@@ -91,11 +108,13 @@ for leg in $LEGS; do
     main)
       begin main "Release, OpenMP+Serial Kokkos ($PREFIX), all tests (build/)"
       cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
-        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON \
+        -DT3K_ENABLE_PYTHON=ON -DPython_EXECUTABLE="$VENV/bin/python"
       cmake --build build -j "$JOBS"
       (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
       run_examples
-      end "$(count_tests build/ctest.log), examples"
+      run_python
+      end "$(count_tests build/ctest.log), examples, pytest: $(grep -Eo '[0-9]+ passed' build/pytest.log | tail -n 1)"
       ;;
     device-paths)
       begin device-paths "Release with assertions, device code paths on host spaces, tests and bench smoke (build-device-paths/)"

@@ -11,22 +11,28 @@
 #   3. Builds the same Kokkos and Kokkos Kernels for AMD GPUs (HIP, gfx908) with Debian's hipcc into
 #      $T3K_KOKKOS_HIP_PREFIX (default: $HOME/.cache/t3k/kokkos-3.4.01-hip): the hip leg of scripts/run_tests.sh compiles
 #      T3K against it, so that every change compiles for HIP. About two minutes of build.
-#   4. Configures the OpenMP Kokkos for this machine's CPU (a Kokkos host architecture such as HSW, SKX or ZEN2, detected
+#   4. Creates the Python environment of the Python module t3k in $T3K_VENV (default: $HOME/.cache/t3k/venv; a venv
+#      of Debian's python3 with the pinned packages of python/requirements.txt from PyPI), unless it already holds
+#      exactly those requirements.
+#   5. Configures the OpenMP Kokkos for this machine's CPU (a Kokkos host architecture such as HSW, SKX or ZEN2, detected
 #      below): Kokkos passes the matching -march flags to everything built against it, T3K included, so T3K's host
 #      kernels use this CPU's vector instructions (AVX2 and FMA, AVX-512) instead of the x86-64 baseline (SSE2).
 #      The prefix records the architecture; a machine with another CPU rebuilds it.
 #
-# Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX, T3K_SETUP_JOBS (build jobs, default nproc),
-# T3K_KOKKOS_ARCH (a Kokkos 3.4 host architecture such as HSW, SKX, ZEN2; `none` for a portable build that runs on
+# Works unattended (CI=true, no stdin). Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX, T3K_VENV,
+# T3K_SETUP_JOBS (build jobs, default nproc), T3K_KOKKOS_ARCH (a Kokkos 3.4 host architecture such as HSW, SKX, ZEN2;
+# `none` for a portable build that runs on
 # any x86-64 CPU; default: detected from this machine, `none` where no known one matches).
 set -euo pipefail
 
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
+VENV="${T3K_VENV:-$HOME/.cache/t3k/venv}"
+REQUIREMENTS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/python/requirements.txt"
 JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   libopenblas-dev libopenblas0-openmp libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
-  dpkg-dev hdf5-tools python3-numpy python3-h5py hipcc libamdhip64-dev rocm-device-libs)
+  dpkg-dev hdf5-tools python3-numpy python3-h5py python3-dev python3-venv hipcc libamdhip64-dev rocm-device-libs)
 SOURCES_FILE=/etc/apt/sources.list.d/t3k-src.sources
 
 log() { printf '[setup] %s\n' "$*"; }
@@ -54,6 +60,18 @@ if ((${#missing[@]})); then
   apt_get install --no-install-recommends "${missing[@]}"
 else
   log "Debian packages: all ${#PACKAGES[@]} present"
+fi
+
+# ------------------------------------------------------------------------------------------ Python environment
+# The marker is a copy of the requirements the venv was made with: changed requirements make a fresh venv.
+if [[ -x "$VENV/bin/python" ]] && cmp -s "$REQUIREMENTS" "$VENV/.t3k-requirements"; then
+  log "Python environment: present in $VENV"
+else
+  log "creating the Python environment $VENV (python/requirements.txt from PyPI)"
+  rm -rf "$VENV"
+  /usr/bin/python3 -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQUIREMENTS" </dev/null
+  cp "$REQUIREMENTS" "$VENV/.t3k-requirements"
 fi
 
 # ------------------------------------------------------------------------------------- host architecture
