@@ -32,12 +32,11 @@ constexpr std::size_t reduction_block_size_for() {
 }
 
 /// Block partials a summed J^T keeps for a chunk of `rows` probe rows on a space whose reduction block is
-/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk of several blocks into
-/// a partial of its own in one batched kernel and then add the partials to the result in block order; host backends,
-/// and chunks of one block, add each block's products to the result directly (none).
+/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk into a partial of its
+/// own in one batched kernel and then add the partials to the result in block order (the same two launches whatever
+/// the number of blocks); host backends add each block's products to the result directly (none).
 constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_rows) {
-  std::size_t const blocks = (rows + block_rows - 1) / block_rows;
-  return block_rows == device_reduction_block_size && blocks > 1 ? blocks : 0;
+  return block_rows == device_reduction_block_size ? (rows + block_rows - 1) / block_rows : 0;
 }
 
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream

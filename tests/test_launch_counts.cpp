@@ -70,7 +70,7 @@ std::vector<Probe2<C>> probes_of(std::vector<std::size_t> const& shapes, std::si
   return out;
 }
 
-// One chunk of two blocks and a bit against one chunk of six blocks and a bit: the same launches for J^T (summed and
+// One chunk of half a block against one chunk of six blocks and a bit: the same launches for J^T (summed and
 // per probe), J, probes and probe jets, and at most 40 per mode for J^T (the bound of the GPU design).
 template <class C>
 void launches_do_not_grow_with_blocks_per_chunk() {
@@ -93,14 +93,15 @@ void launches_do_not_grow_with_blocks_per_chunk() {
     for (std::size_t i = 0; i < d; ++i) r.push_back(filled(Jets3<C>("r", w, order + 1, fc.big_n[i]), 30 + i));
     Counts c{};
     c.jt_summed = count_launches(space, [&] { t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, none}); });
-    c.jt_per_probe =
-        count_launches(space, [&] { t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, none}); });
+    c.jt_per_probe = count_launches(space, [&] {
+      t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, none});
+    });
     c.j = count_launches(space, [&] { t3k::tangent_probe_derivatives(space, f, v, ww, pp, order, none); });
     c.probes = count_launches(space, [&] { t3k::probes(space, x, ww); });
     c.jets = count_launches(space, [&] { t3k::probe_derivatives(space, x, ww, pp, order, none); });
     return c;
   };
-  Counts const few = count(2 * block + 5), many = count(6 * block + 1);
+  Counts const few = count(block / 2 + 3), many = count(6 * block + 1);
   EXPECT_EQ(few.jt_summed, many.jt_summed) << "summed J^T";
   EXPECT_EQ(few.jt_per_probe, many.jt_per_probe) << "per-probe J^T";
   EXPECT_EQ(few.j, many.j) << "J";
