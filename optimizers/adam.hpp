@@ -135,13 +135,16 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     auto delta = copy_variation(space, m);
     for (std::size_t i = 0; i < d; ++i) {
       for (int kind = 0; kind < 2; ++kind) {
-        double const sq = kind == 0 ? impl::core_square_norm(space, g.tucker[i]) : impl::core_square_norm(space, g.tt[i]);
+        double const sq =
+            kind == 0 ? impl::core_square_norm(space, g.tucker[i]) : impl::core_square_norm(space, g.tt[i]);
         double const size = double(kind == 0 ? g.tucker[i].span() : g.tt[i].span());
         double& vc = second[2 * i + kind];
         vc = options.beta2 * vc + (1 - options.beta2) * sq / size;
         double const factor = -alpha / c1 / (std::sqrt(vc / c2) + options.epsilon);
-        if (kind == 0) impl::scale_core(space, delta.tucker[i], factor);
-        else impl::scale_core(space, delta.tt[i], factor);
+        if (kind == 0)
+          impl::scale_core(space, delta.tucker[i], factor);
+        else
+          impl::scale_core(space, delta.tt[i], factor);
       }
     }
     double const step = double(variation_norm(space, delta));

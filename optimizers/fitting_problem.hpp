@@ -89,7 +89,8 @@ void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace>
 
 /// sum_s c_s sum_{k,j} a[s,k,j] b[s,k,j] over every mode (deterministic for a fixed backend and thread count).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-double weighted_jet_dot(ExecutionSpace const& space, std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
+double weighted_jet_dot(ExecutionSpace const& space,
+                        std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
                         std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& b,
                         Kokkos::View<Scalar*, MemorySpace> weights) {
   double total = 0;
@@ -131,7 +132,7 @@ bool stack_fits(std::vector<View> const& views, std::vector<std::size_t> const& 
 /// Loss, residual and probe jets at one point.
 template <class Scalar, class MemorySpace>
 struct LossEvaluation {
-  double loss = 0;                                                     ///< 0.5 sum c ||z - y||^2
+  double loss = 0;                                                                  ///< 0.5 sum c ||z - y||^2
   std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
 };
 
@@ -139,8 +140,8 @@ struct LossEvaluation {
 /// (collective) for a sharded problem. **Blocking:** yes.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
-  return 0.5 * problem.comm.allreduce_sum(
-                   impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
+  return 0.5 *
+         problem.comm.allreduce_sum(impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
 }
 
 /// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
@@ -231,12 +232,12 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
                                                       FittingProblem<Scalar, MemorySpace> const& problem,
                                                       OrthogonalFrame<Scalar, MemorySpace> const& frame,
-                                                      T3Variation<Scalar, MemorySpace> const& v,
-                                                      ChunkSize chunk_size,
+                                                      T3Variation<Scalar, MemorySpace> const& v, ChunkSize chunk_size,
                                                       TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
   TangentProbeJets<Scalar, MemorySpace> jv;
-  bool const fits = jv_buffer != nullptr && impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(),
-                                                                          problem.order + 1}, frame.mode_shapes());
+  bool const fits =
+      jv_buffer != nullptr &&
+      impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, frame.mode_shapes());
   if (fits) {
     jv = *jv_buffer;
     tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
@@ -270,7 +271,8 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
   FittingProblem<Scalar, MemorySpace> sub;
   sub.order = problem.order;
   std::size_t const b = rows.size();
-  Kokkos::View<std::size_t*, MemorySpace> index(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
+  Kokkos::View<std::size_t*, MemorySpace> index(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
   auto h = Kokkos::create_mirror_view(index);
   for (std::size_t q = 0; q < b; ++q) h(q) = rows[q];
   Kokkos::deep_copy(space, index, h);
@@ -295,7 +297,8 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
   }
   if (problem.weights.data() != nullptr) {
     auto src = problem.weights;
-    Kokkos::View<Scalar*, MemorySpace> dst(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
+    Kokkos::View<Scalar*, MemorySpace> dst(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
     Kokkos::parallel_for(
         "t3k::subset::gather_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, b),
         KOKKOS_LAMBDA(std::size_t q) { dst(q) = src(index(q)); });
@@ -318,8 +321,10 @@ FittingProblem<Scalar, MemorySpace> minibatch_problem(ExecutionSpace const& spac
   std::vector<std::size_t> local;
   std::size_t before = 0;
   for (std::size_t r : global_rows) {
-    if (r < begin) ++before;
-    else if (r < end) local.push_back(r - begin);
+    if (r < begin)
+      ++before;
+    else if (r < end)
+      local.push_back(r - begin);
   }
   auto sub = subset_problem(space, problem, local);
   sub.comm = problem.comm;

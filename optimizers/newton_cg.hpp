@@ -21,7 +21,8 @@ struct NewtonCgOptions {
 /// X <- R_X(alpha delta) and recomputes the frame.
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
+                                         FittingProblem<Scalar, MemorySpace> const& problem,
                                          TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                          NewtonCgOptions const& options = {},
                                          CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
