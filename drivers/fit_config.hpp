@@ -51,7 +51,7 @@ struct SyntheticProblem {
   std::uint64_t seed = 0;
 };
 
-/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights) of SPEC.md section 17.
+/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights; docs/file-format.md).
 struct DataProblem {
   std::string file;                  ///< as written in the config
   std::string resolved_file;         ///< relative to the config file's directory

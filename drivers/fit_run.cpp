@@ -134,7 +134,7 @@ std::vector<IterationRecord> decode_history(std::vector<double> const& v) {
   return h;
 }
 
-/// Checkpoint layout: /t3 (the point, SPEC.md section 17) and /checkpoint/{optimizer, fingerprint (character
+/// Checkpoint layout: /t3 (the point, docs/file-format.md) and /checkpoint/{optimizer, fingerprint (character
 /// codes), iteration, scalar_names ('\n'-joined character codes), scalar_values, sampler_state (each 64-bit word
 /// as two exact 32-bit halves), second_moments, moment/tucker/<i>, moment/tt/<i> (with the stack axis), history
 /// (rows of iteration, loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size, minibatch_loss)}.

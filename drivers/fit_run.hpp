@@ -7,7 +7,7 @@
 /// Kokkos must be initialized before `run_fit` (the command initializes it after parsing the configuration, with
 /// the configured thread count).
 ///
-/// Under MPI (SPEC.md section 16) every rank holds only its rows of the probe set: a synthetic problem is generated
+/// Under MPI (docs/math.md, sharding) every rank holds only its rows of the probe set: a synthetic problem is generated
 /// by seed, each rank drawing only its rows of the same global set; a data problem is read as this rank's
 /// hyperslab. The optimizer runs on every rank with the same iterates; rank 0 alone prints and writes the run
 /// directory and the checkpoints.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file hdf5_io.hpp
-/// Host-side HDF5 files of SPEC.md section 17: T3s, frames, variations, probe sets, jet stacks and gradients, all
+/// Host-side HDF5 files (docs/file-format.md): T3s, frames, variations, probe sets, jet stacks and gradients, all
 /// float64 row-major, read into and written from LayoutRight `Kokkos::HostSpace` Views of double.
 ///
 /// Every reader checks shapes as it reads and names the dataset at fault
@@ -112,7 +112,8 @@ class Reader {
 
   /// /t3/tucker_cores/<i> (n_i, N_i) and /t3/tt_cores/<i> (r_i, n_i, r_{i+1}); d from /t3/tucker_cores.
   HostT3 read_t3() const;
-  /// /frame/up_tucker|left_tt|right_tt|outer_tt/<i> (SPEC.md section 5), without centre factors.
+  /// /frame/up_tucker|left_tt|right_tt|outer_tt/<i> (docs/math.md, the orthogonal frame), without centre
+  /// factors.
   HostFrame read_frame() const;
   /// /variation/tucker/<i> (nO_i, N_i) and /variation/tt/<i> (rL_i, nU_i, rR_{i+1}) as a stack of length 1.
   HostVariation read_variation(HostFrame const& frame) const;

@@ -1,11 +1,11 @@
 /// \file main.cpp
-/// The command-line tool `t3k` (SPEC.md section 17): probe jets, frames, J v and J^T r on HDF5 files, and a
-/// self-checking demo.
+/// The command-line tool `t3k` (docs/file-format.md lists what each command reads and writes): probe jets, frames, J v
+/// and J^T r on HDF5 files, and a self-checking demo.
 ///
 /// Exit codes: 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file), with one line
 /// naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
 ///
-/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; SPEC.md section 16) jets, jv, jtr and fit shard the probe set:
+/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; docs/math.md, sharding) jets, jv, jtr and fit shard the probe set:
 /// each rank reads only its rows (Communicator::shard_range) and rank 0 alone writes the one output file, equal to
 /// the single-process one. frame, demo and estimate-chunk have no probe set to share and run on rank 0. A failure
 /// on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
@@ -370,7 +370,7 @@ std::uint64_t parse_bytes(std::string const& text, char const* flag) {
 
 int estimate_chunk(Options const& opt);
 
-/// t3k estimate-chunk: the memory model of J^T for the given shapes (SPEC.md section 14), no data needed; sizes
+/// t3k estimate-chunk: the memory model of J^T for the given shapes (docs/math.md, chunking), no data needed; sizes
 /// whose byte counts pass 2^64 are refused, never wrapped.
 int run_estimate_chunk(Options const& opt) {
   try {

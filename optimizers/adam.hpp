@@ -1,6 +1,6 @@
 #pragma once
 /// \file adam.hpp
-/// Riemannian Adam with per-core adaptivity (SPEC.md section 15): the first moment is a gauged tangent vector
+/// Riemannian Adam with per-core adaptivity (docs/math.md, adam): the first moment is a gauged tangent vector
 /// transported by projection onto the new tangent space; the second moment is one scalar per variation core.
 
 #include "algorithms/tangent_space_projection.hpp"
@@ -54,7 +54,8 @@ void scale_core(ExecutionSpace const& space, View const& v, double alpha) {
 /// moments v_c <- b2 v_c + (1-b2) ||g_c||^2 / size_c, bias correction, delta_c = -alpha m^_c / (sqrt(v^_c) + eps)
 /// core by core (per-core scaling keeps the gauge), X <- R_X(delta). Full batch: a step starts from the full-loss
 /// evaluation of its point where there is one (eval_every), so each point's probe jets are formed once, and that
-/// evaluation writes into the residual array of the step before it instead of a fresh one (perf/README.md, session 14).
+/// evaluation writes into the residual array of the step before it instead of a fresh one: no fresh allocation to
+/// first-touch per step (BM_Optimizer_Adam).
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,

@@ -1,10 +1,10 @@
 #pragma once
 /// \file fitting_problem.hpp
-/// The fitting problem of SPEC.md section 15: probe pairs (w, p), order K, target jets y and optional per-probe
+/// The fitting problem (docs/math.md): probe pairs (w, p), order K, target jets y and optional per-probe
 /// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
 /// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
 ///
-/// Sharding (SPEC.md section 16): a problem may hold only this rank's contiguous rows of a probe set sharded
+/// Sharding (docs/math.md): a problem may hold only this rank's contiguous rows of a probe set sharded
 /// across the ranks of `comm`. Losses and the J^T-based products then sum over ranks (J^T: this rank's chunked sum,
 /// then one reduction per call, before the gauge projection); J and every tangent-space operation stay local
 /// (the frame and the tangents are replicated), so the optimizers produce the same iterates on every rank.
@@ -197,8 +197,8 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
 /// The full loss at x for the minibatch optimizers (mc_sgd, adam), which evaluate it every few steps. With `keep`,
 /// the probe jets go into `stack` (the previous evaluation's, when it fits) and stay there for the next call: no
 /// fresh W x (K+1) x sum N_i allocation to first-touch per evaluation, at the price of holding it through the
-/// minibatch steps in between (perf/README.md, session 15). Without, `stack` is left empty. The loss has the same bits
-/// either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
+/// minibatch steps in between (BM_Optimizer_McSgdKeptLossStack). Without, `stack` is left empty. The loss has the same
+/// bits either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double full_loss_at(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
                     TuckerTensorTrain<Scalar, MemorySpace> const& x, bool keep, ProbeJets<Scalar, MemorySpace>& stack) {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file gradient_descent.hpp
-/// Riemannian gradient descent with Armijo backtracking (SPEC.md section 15).
+/// Riemannian gradient descent with Armijo backtracking (docs/math.md).
 
 #include "optimizers/optimizer_common.hpp"
 

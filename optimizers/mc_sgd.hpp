@@ -1,6 +1,6 @@
 #pragma once
 /// \file mc_sgd.hpp
-/// Minibatch (Monte Carlo) stochastic Riemannian gradient descent over the probe set (SPEC.md section 15).
+/// Minibatch (Monte Carlo) stochastic Riemannian gradient descent over the probe set (docs/math.md).
 
 #include "optimizers/minibatches.hpp"
 #include "optimizers/optimizer_common.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 /// \file newton_cg.hpp
-/// Riemannian Gauss-Newton with conjugate gradients on the tangent space (SPEC.md section 15).
+/// Riemannian Gauss-Newton with conjugate gradients on the tangent space (docs/math.md).
 
 #include "optimizers/optimizer_common.hpp"
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file optimizer_common.hpp
 /// What the four optimizers share: controls, the per-iteration record and callback, the result, and the fit state
-/// (point, frame, loss, residual, gradient) with its evaluation. SPEC.md section 15.
+/// (point, frame, loss, residual, gradient) with its evaluation (docs/math.md, the fitting problem).
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/orthogonal_frame.hpp"
@@ -116,7 +116,8 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
       sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 
-/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (SPEC.md section 15: clipped once at x0).
+/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (clipped once at x0, so the fit runs on one
+/// manifold; docs/math.md).
 template <class Scalar, class MemorySpace>
 std::vector<std::string> rank_clipping_notes(TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                              OrthogonalFrame<Scalar, MemorySpace> const& frame) {
