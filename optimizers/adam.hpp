@@ -13,19 +13,6 @@
 
 namespace t3k {
 
-struct AdamOptions {
-  OptimizerOptions common;
-  std::size_t batch_size = 0;  ///< 0: full batch
-  double alpha_rel = 1e-2;     ///< alpha = alpha_rel * ||X0||_F / sqrt(number of variation entries)
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double epsilon = 1e-8;
-  std::size_t eval_every = 1;  ///< full loss every this many steps (minibatches)
-  /// Minibatches: keep the full loss's probe-jet stack allocated between its evaluations (as McSgdOptions'). The full
-  /// batch always evaluates into the step's residual, which the next step takes.
-  bool keep_loss_stack = false;
-};
-
 namespace impl {
 
 /// sum of squares of one core of stack entry 0.

@@ -6,16 +6,6 @@
 
 namespace t3k {
 
-struct NewtonCgOptions {
-  OptimizerOptions common;
-  double cg_rtol = 0.1;                ///< forcing term: CG stops at min(cg_rtol, sqrt(||g|| / ||g_0||)) * ||g||
-  std::size_t cg_max_iterations = 50;  ///< CG iteration cap per outer iteration
-  bool levenberg_marquardt = false;    ///< damping lambda = lambda_rel <g, GN g> / ||g||^2, adapted by gain ratio
-  double lambda_rel = 1e-3;
-  double armijo_c1 = 1e-4;
-  std::size_t max_backtracks = 30;
-};
-
 /// Fits a T3 of x0's (feasible) ranks to the problem by Riemannian Gauss-Newton-CG with Armijo backtracking on the
 /// retraction. Each outer iteration solves (GN + lambda I) delta = -g by CG on gauged variations, then
 /// X <- R_X(alpha delta) and recomputes the frame.

@@ -9,6 +9,7 @@
 #include "algorithms/t3_linear_algebra.hpp"
 #include "algorithms/variation_operations.hpp"
 #include "optimizers/fitting_problem.hpp"
+#include "optimizers/optimizer_options.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -30,18 +31,6 @@ struct IterationRecord {
   double elapsed_seconds = 0;
   std::size_t chunk_size = 0;                                        ///< probes per J^T pass actually used
   double minibatch_loss = std::numeric_limits<double>::quiet_NaN();  ///< minibatch optimizers only
-};
-
-/// Controls common to every optimizer. Tolerances of 0 are off.
-struct OptimizerOptions {
-  std::size_t max_iterations = 100;
-  double tol_relative_residual = 0;  ///< stop when the relative residual falls below
-  double tol_gradient = 1e-12;       ///< stop when ||g|| / ||g_0|| falls below
-  double tol_decrease = 0;           ///< stop when (f_old - f_new) / f_old falls below
-  double tol_step = 0;               ///< stop when the step norm / ||X0|| falls below
-  std::uint64_t seed = 0;            ///< minibatches and any other randomness
-  ChunkSize chunk_size = ChunkSize::automatic();
-  std::function<void(IterationRecord const&)> callback;  ///< called after every iteration
 };
 
 /// Everything an optimizer needs to continue exactly where it stopped: resuming from a checkpoint reproduces the
