@@ -9,6 +9,6 @@ else()
   set(_t3k_yaml_target yaml-cpp)
 endif()
 
-add_library(t3k_fit STATIC fit_config.hpp fit_config.cpp fit_run.hpp fit_run.cpp fit_command.hpp fit_command.cpp)
+add_library(t3k_fit STATIC fit_config.hpp fit_config.cpp optimizer_keys.hpp optimizer_keys.cpp fit_run.hpp fit_run.cpp fit_command.hpp fit_command.cpp)
 target_link_libraries(t3k_fit PUBLIC t3k_io PRIVATE ${_t3k_yaml_target} CLI11::CLI11 t3k_warnings)
 target_link_libraries(t3k_cli PRIVATE t3k_fit)

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <variant>
 
 namespace t3k {
 namespace fit {
@@ -529,96 +530,50 @@ class Progress {
 
 // ------------------------------------------------------------------------------------------------ optimizer
 
-OptimizerOptions common_options(Config const& config) {
-  auto const& o = config.optimizer;
-  OptimizerOptions c;
-  c.max_iterations = o.max_iterations;
-  c.seed = o.seed;
-  c.chunk_size = ChunkSize::parse(config.chunk_size);
-  auto set = [&o](char const* key, double& field) {
-    auto it = o.numbers.find(key);
-    if (it != o.numbers.end()) field = it->second;
-  };
-  set("tol_relative_residual", c.tol_relative_residual);
-  set("tol_gradient", c.tol_gradient);
-  set("tol_decrease", c.tol_decrease);
-  set("tol_step", c.tol_step);
-  return c;
-}
-
-template <class T>
-void set_number(OptimizerConfig const& o, char const* key, T& field) {
-  auto it = o.numbers.find(key);
-  if (it != o.numbers.end()) field = T(it->second);
-}
-
-void set_flag(OptimizerConfig const& o, char const* key, bool& field) {
-  auto it = o.flags.find(key);
-  if (it != o.flags.end()) field = it->second;
-}
-
 using Control = CheckpointControl<double, Mem>;
 using Result = FitResult<double, Mem>;
 
-Result run_optimizer(Config const& config, Space const& space, Problem const& problem, DeviceT3 const& x0,
-                     OptimizerOptions const& common, Control const& control) {
-  auto const& o = config.optimizer;
-  if (o.name == "newton_cg") {
-    NewtonCgOptions opt;
-    opt.common = common;
-    set_number(o, "cg_rtol", opt.cg_rtol);
-    set_number(o, "cg_max_iterations", opt.cg_max_iterations);
-    set_flag(o, "levenberg_marquardt", opt.levenberg_marquardt);
-    set_number(o, "lambda_rel", opt.lambda_rel);
-    set_number(o, "armijo_c1", opt.armijo_c1);
-    set_number(o, "max_backtracks", opt.max_backtracks);
-    return newton_cg(space, problem, x0, opt, control);
-  }
-  if (o.name == "gradient_descent") {
-    GradientDescentOptions opt;
-    opt.common = common;
-    set_number(o, "armijo_c1", opt.armijo_c1);
-    set_number(o, "max_backtracks", opt.max_backtracks);
-    set_number(o, "initial_step", opt.initial_step);
-    return gradient_descent(space, problem, x0, opt, control);
-  }
-  if (o.name == "mc_sgd") {
-    McSgdOptions opt;
-    opt.common = common;
-    set_number(o, "batch_size", opt.batch_size);
-    set_number(o, "step", opt.step);
-    set_number(o, "step_safety", opt.step_safety);
-    set_number(o, "power_iterations", opt.power_iterations);
-    set_number(o, "curvature_batches", opt.curvature_batches);
-    set_number(o, "decay", opt.decay);
-    set_number(o, "eval_every", opt.eval_every);
-    set_flag(o, "keep_loss_stack", opt.keep_loss_stack);
-    auto it = o.words.find("schedule");
-    if (it != o.words.end()) {
-      opt.schedule = it->second == "inverse_time" ? StepSchedule::inverse_time
-                     : it->second == "cosine"     ? StepSchedule::cosine
-                                                  : StepSchedule::constant;
-    }
-    if (opt.batch_size > problem.n_global_probes()) {
-      throw config.error_at("optimizer.batch_size", "is out of range: larger than the number of probes W = " +
-                                                        std::to_string(problem.n_global_probes()));
-    }
-    return mc_sgd(space, problem, x0, opt, control);
-  }
-  AdamOptions opt;
-  opt.common = common;
-  set_number(o, "batch_size", opt.batch_size);
-  set_number(o, "alpha_rel", opt.alpha_rel);
-  set_number(o, "beta1", opt.beta1);
-  set_number(o, "beta2", opt.beta2);
-  set_number(o, "epsilon", opt.epsilon);
-  set_number(o, "eval_every", opt.eval_every);
-  set_flag(o, "keep_loss_stack", opt.keep_loss_stack);
-  if (opt.batch_size > problem.n_global_probes()) {
+/// A minibatch larger than the probe set is refused; a synthetic problem's is refused already when the
+/// configuration is loaded, a data problem's only now that W is known.
+void check_batch_size(Config const& config, Problem const& problem, std::size_t batch_size) {
+  if (batch_size > problem.n_global_probes()) {
     throw config.error_at("optimizer.batch_size", "is out of range: larger than the number of probes W = " +
                                                       std::to_string(problem.n_global_probes()));
   }
-  return adam(space, problem, x0, opt, control);
+}
+
+Result run(Config const&, Space const& space, Problem const& problem, DeviceT3 const& x0,
+           NewtonCgOptions const& options, Control const& control) {
+  return newton_cg(space, problem, x0, options, control);
+}
+
+Result run(Config const&, Space const& space, Problem const& problem, DeviceT3 const& x0,
+           GradientDescentOptions const& options, Control const& control) {
+  return gradient_descent(space, problem, x0, options, control);
+}
+
+Result run(Config const& config, Space const& space, Problem const& problem, DeviceT3 const& x0,
+           McSgdOptions const& options, Control const& control) {
+  check_batch_size(config, problem, options.batch_size);
+  return mc_sgd(space, problem, x0, options, control);
+}
+
+Result run(Config const& config, Space const& space, Problem const& problem, DeviceT3 const& x0,
+           AdamOptions const& options, Control const& control) {
+  check_batch_size(config, problem, options.batch_size);
+  return adam(space, problem, x0, options, control);
+}
+
+/// Runs the configured optimizer with the driver's chunk size and progress callback.
+Result run_optimizer(Config const& config, Space const& space, Problem const& problem, DeviceT3 const& x0,
+                     std::function<void(IterationRecord const&)> const& callback, Control const& control) {
+  return std::visit(
+      [&](auto options) {
+        options.common.chunk_size = ChunkSize::parse(config.chunk_size);
+        options.common.callback = callback;
+        return run(config, space, problem, x0, options, control);
+      },
+      config.optimizer.options);
 }
 
 // ------------------------------------------------------------------------------------------------ outputs
@@ -902,7 +857,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   if (!options.quiet && root) {
     std::printf("t3k fit: %s\n", setup.description.c_str());
     std::printf("t3k fit: optimizer %s, max_iterations %zu, chunk_size %s, %s with concurrency %d%s\n",
-                config.optimizer.name.c_str(), config.optimizer.max_iterations, config.chunk_size.c_str(),
+                config.optimizer.name().c_str(), config.optimizer.common().max_iterations, config.chunk_size.c_str(),
                 Space::name(), int(space.concurrency()),
                 comm.size() > 1 ? format(" on each of %d MPI ranks", comm.size()).c_str() : "");
     if (options.resume) {
@@ -921,8 +876,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   }
   std::unique_ptr<Progress> progress;
   cli::collectively(comm, exit_code_of, [&] { progress = std::make_unique<Progress>(reporting, tracker); });
-  auto common = common_options(config);
-  common.callback = [&progress](IterationRecord const& r) { (*progress)(r); };
+  auto const callback = [&progress](IterationRecord const& r) { (*progress)(r); };
 
   Control control;
   std::size_t last_checkpoint = options.resume ? resume.checkpoint.iteration : 0;
@@ -951,7 +905,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   if (options.resume) control.resume_from = &resume.checkpoint;
 
   auto const t_fit = Clock::now();
-  Result result = run_optimizer(config, space, setup.problem, setup.x0, common, control);
+  Result result = run_optimizer(config, space, setup.problem, setup.x0, callback, control);
   double const fit_seconds = seconds_since(t_fit);
   if (options.resume) result.history = merged_history(resume.checkpoint.history, result.history);
   if (result.history.empty()) throw FitRuntimeError("the optimizer recorded no iterations");
@@ -989,7 +943,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
       grad.y.push_back(r.gradient_norm);
     }
     write_text_atomically((fs::path(dir) / RunFiles::plot).string(),
-                          convergence_svg("t3k fit: " + config.optimizer.name, "iteration", {loss, grad}));
+                          convergence_svg("t3k fit: " + config.optimizer.name(), "iteration", {loss, grad}));
     t.setup = t_setup;
     t.fit = fit_seconds;
     t.output = seconds_since(t_out);
