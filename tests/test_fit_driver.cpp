@@ -641,6 +641,9 @@ std::map<std::string, std::map<std::string, std::string>> documented_optimizer_k
     if (line == "Common keys:") table = "";
     if (line.rfind("`", 0) == 0 && line.back() == ':') table = line.substr(1, line.find('`', 1) - 1);
     if (line.rfind("| `", 0) != 0) continue;
+    // "\|" is a literal bar inside a cell (the choices of a key).
+    for (std::size_t bar = line.find("\\|"); bar != std::string::npos; bar = line.find("\\|"))
+      line.replace(bar, 2, "/");
     std::vector<std::string> cells;
     std::stringstream row(line.substr(1));
     for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell);
