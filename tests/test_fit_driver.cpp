@@ -372,9 +372,44 @@ void data_problem_reference_file_runs_each_first_order_method() {
 
 // ------------------------------------------------------------------------------------------------ resume
 
+/// Rewrites a checkpoint the way earlier versions wrote it: text datasets as one float64 character code per byte.
+void store_checkpoint_text_as_character_codes(std::string const& path) {
+  io::Reader in(path);
+  std::string const scratch = path + ".codes.h5";
+  {
+    io::Writer out(scratch);
+    out.write_t3(in.read_t3());
+    for (std::string const name : {"optimizer", "fingerprint", "scalar_names"}) {
+      std::string const object = "/checkpoint/" + name;
+      if (!in.exists(object)) continue;
+      ASSERT_TRUE(in.is_text(object)) << object;
+      std::string const text = in.read_text(object);
+      std::vector<double> codes;
+      for (unsigned char c : text) codes.push_back(double(c));
+      if (!codes.empty()) out.write_raw(object, {codes.size()}, codes.data());
+    }
+    std::vector<std::string> numeric{"iteration", "scalar_values", "sampler_state", "second_moments", "history"};
+    for (std::size_t i = 0; in.exists("/checkpoint/moment/tt/" + std::to_string(i)); ++i) {
+      numeric.push_back("moment/tucker/" + std::to_string(i));
+      numeric.push_back("moment/tt/" + std::to_string(i));
+    }
+    for (auto const& name : numeric) {
+      std::string const object = "/checkpoint/" + name;
+      if (!in.exists(object)) continue;
+      std::vector<std::size_t> shape;
+      auto const data = in.read_raw(object, shape);
+      out.write_raw(object, shape, data.data());
+    }
+    out.write_root_attributes(in.read_root_attributes());
+    out.commit();
+  }
+  fs::rename(scratch, path);
+}
+
 /// Run A: uninterrupted. Run B: the same config stopped right after the checkpoint of iteration `stop` (simulated
-/// kill), then resumed. model.h5 must be bitwise equal and the histories equal but for wall time.
-void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t stop) {
+/// kill), then resumed (from a checkpoint in the earlier text format with `legacy_text`). model.h5 must be bitwise
+/// equal and the histories equal but for wall time.
+void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t stop, bool legacy_text = false) {
   ScratchDirectory dir;
   fs::create_directories(dir.file("a"));
   fs::create_directories(dir.file("b"));
@@ -390,6 +425,7 @@ void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t 
   EXPECT_NE(killed.output.find("checkpoint of iteration " + std::to_string(stop)), std::string::npos) << killed.output;
   ASSERT_TRUE(fs::exists(dir.file("b/out/checkpoint.h5")));
   EXPECT_FALSE(fs::exists(dir.file("b/out/model.h5"))) << "a killed run has no final outputs";
+  if (legacy_text) store_checkpoint_text_as_character_codes(dir.file("b/out/checkpoint.h5"));
 
   auto const resumed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
@@ -426,6 +462,11 @@ void resume_adam() {
       "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n"
       "  keep_loss_stack: true\n",
       6);
+}
+
+void resume_adam_from_a_checkpoint_with_text_as_character_codes() {
+  resumed_run_equals_uninterrupted(
+      "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n", 6, true);
 }
 
 void resume_rejects_a_missing_or_foreign_checkpoint() {
@@ -819,6 +860,9 @@ TEST(FitDriver, ResumedNewtonCgEqualsUninterruptedBitwise) { resume_newton_cg();
 TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
 TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }
 TEST(FitDriver, ResumedAdamEqualsUninterruptedBitwise) { resume_adam(); }
+TEST(FitDriver, ResumeReadsCheckpointsWithTextAsCharacterCodes) {
+  resume_adam_from_a_checkpoint_with_text_as_character_codes();
+}
 TEST(FitDriver, ResumeRejectsMissingOrForeignCheckpoint) { resume_rejects_a_missing_or_foreign_checkpoint(); }
 TEST(FitDriver, DivergenceExitsNonzeroAndKeepsLastGoodCheckpoint) { divergence_keeps_the_last_good_checkpoint(); }
 TEST(FitDriver, CliReportsEachValidationErrorClassWithLineColumnAndExit2) { cli_reports_each_validation_error_class(); }
