@@ -9,10 +9,10 @@
 
 #include "core/error.hpp"
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -49,7 +49,7 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
     // Every rank reads the configuration (a file every rank must see, like the data file).
     cli::collectively(comm, cli::fit_exit_code, [&] { config = load_config(options.config); });
   } catch (std::exception const& e) {
-    if (root) std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
+    if (root) fmt::print(stderr, "t3k fit: error: {}\n", e.what());
     return cli::fit_exit_code(e);
   }
 
@@ -94,9 +94,9 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
           comm.size() > 1 && !on_every_rank ? "rank " + std::to_string(comm.rank_index()) + ": " : std::string();
       // FitStopped is not an error: the run did what --stop-after asked.
       if (code == cli::exit_stopped) {
-        std::fprintf(stderr, "t3k fit: %s%s\n", where.c_str(), e.what());
+        fmt::print(stderr, "t3k fit: {}{}\n", where, e.what());
       } else {
-        std::fprintf(stderr, "t3k fit: error: %s%s\n", where.c_str(), e.what());
+        fmt::print(stderr, "t3k fit: error: {}{}\n", where, e.what());
       }
     }
     if (!on_every_rank) cli::abort_if_distributed(comm, code);
