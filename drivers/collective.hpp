@@ -10,7 +10,7 @@
 /// (t3k::impl::collective_check). With one rank `collectively` is the plain call, so the single-process tool keeps
 /// its exceptions, messages and exit codes unchanged.
 
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/communicator.hpp"
 

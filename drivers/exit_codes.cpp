@@ -6,7 +6,7 @@
 #include "drivers/collective.hpp"
 #include "drivers/fit_config.hpp"
 #include "drivers/fit_run.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/error.hpp"
 

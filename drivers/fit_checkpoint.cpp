@@ -4,7 +4,7 @@
 #include "drivers/fit_checkpoint.hpp"
 
 #include "drivers/device_copies.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -5,7 +5,7 @@
 
 #include "drivers/collective.hpp"
 #include "drivers/exit_codes.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/error.hpp"
 

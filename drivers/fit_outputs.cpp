@@ -3,9 +3,9 @@
 
 #include "drivers/fit_outputs.hpp"
 
-#include "drivers/file_safety.hpp"
 #include "drivers/fit_run.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "t3k_version.hpp"
 

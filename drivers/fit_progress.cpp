@@ -3,9 +3,9 @@
 
 #include "drivers/fit_progress.hpp"
 
-#include "drivers/file_safety.hpp"
 #include "drivers/fit_types.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
 
 #include <fmt/core.h>
 

@@ -7,13 +7,13 @@
 
 #include "drivers/collective.hpp"
 #include "drivers/exit_codes.hpp"
-#include "drivers/file_safety.hpp"
 #include "drivers/fit_checkpoint.hpp"
 #include "drivers/fit_outputs.hpp"
 #include "drivers/fit_progress.hpp"
 #include "drivers/fit_setup.hpp"
 #include "drivers/fit_types.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/chunk_size.hpp"
 #include "core/host_blas.hpp"

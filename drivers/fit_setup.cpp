@@ -6,8 +6,8 @@
 #include "drivers/collective.hpp"
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
-#include "drivers/file_safety.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "algorithms/random_t3.hpp"
 #include "core/error.hpp"

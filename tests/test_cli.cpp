@@ -5,8 +5,8 @@
 #include "algorithms/estimate_chunk_size.hpp"
 #include "cli_harness.hpp"
 #include "core/host_blas.hpp"
-#include "drivers/hdf5_io.hpp"
 #include "hdf5_attributes.hpp"
+#include "io/hdf5_io.hpp"
 #include "reference.hpp"
 
 #include <gtest/gtest.h>

@@ -9,8 +9,8 @@
 
 #include "cli_harness.hpp"
 #include "drivers/fit_config.hpp"
-#include "drivers/hdf5_io.hpp"
 #include "drivers/optimizer_keys.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "algorithms/random_t3.hpp"
 #include "optimizers/adam.hpp"

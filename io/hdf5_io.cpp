@@ -1,10 +1,10 @@
 /// \file hdf5_io.cpp
 /// The HDF5 C API behind hdf5_io.hpp. Every HDF5 failure becomes a t3k::io::FileError naming the file and the
-/// object; HDF5's own error-stack printing is switched off so that the CLI prints exactly one line.
+/// object; HDF5's own error-stack printing is switched off so that a caller (the t3k tool) reports exactly one line.
 
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
-#include "drivers/file_safety.hpp"
+#include "io/file_safety.hpp"
 
 #include <hdf5.h>
 
