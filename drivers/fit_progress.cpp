@@ -67,7 +67,8 @@ void Progress::operator()(IterationRecord const& r) {
       fmt::print("{:>6}  {:>12}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}  {:>10}\n", "iter", "loss", "rel.res", "|grad|",
                  "step", "elapsed", "chunk", "peak mem");
     }
-    fmt::print("{:6}  {:12.5e}  {:10.3e}  {:10.3e}  {:10.3e}  {:8.2f}s  {:7}  {:>10}\n", r.iteration, r.loss,
+    // '>' on every column: fmt would left-align an inf or nan and break the table.
+    fmt::print("{:>6}  {:>12.5e}  {:>10.3e}  {:>10.3e}  {:>10.3e}  {:>8.2f}s  {:>7}  {:>10}\n", r.iteration, r.loss,
                r.relative_residual, r.gradient_norm, r.step, r.elapsed_seconds, r.chunk_size, bytes_text(double(peak)));
   } else {
     fmt::print(
