@@ -7,7 +7,6 @@
 #include "core/chunk_size.hpp"
 #include "core/communicator.hpp"
 #include "core/error.hpp"
-#include "core/host_blas.hpp"
 #include "core/memory_tracking.hpp"
 #include "core/orthogonal_frame.hpp"
 #include "core/t3_variation.hpp"

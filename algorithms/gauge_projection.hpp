@@ -1,6 +1,6 @@
 #pragma once
 /// \file gauge_projection.hpp
-/// The orthogonal gauge projection Π of SPEC.md section 6: it maps any variation onto the gauged subspace
+/// The orthogonal gauge projection Π of docs/math.md: it maps any variation onto the gauged subspace
 /// (G1) U_i V_i^T = 0 and (G2) L_i^T H_i = 0 for i <= d-2, orthogonally with respect to the corewise inner product.
 /// It changes the tangent tensor T(v); on gauged variations T is an isometry.
 
@@ -74,7 +74,7 @@ void gauge_project_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
 
 }  // namespace impl
 
-/// Applies the orthogonal gauge projection Π in place to every stack entry of `v` (SPEC.md section 6):
+/// Applies the orthogonal gauge projection Π in place to every stack entry of `v` (docs/math.md):
 /// V_i <- V_i - (V_i U_i^T) U_i for all i, and H_i <- H_i - L_i (L_i^T H_i) for i <= d-2 (L_i as a (rL_i nU_i) x
 /// rL_{i+1} matrix). Π is idempotent and self-adjoint in the corewise inner product.
 /// \param space execution space the kernels run on

@@ -1,6 +1,6 @@
 #pragma once
 /// \file orthogonal_frame.hpp
-/// Construction of the orthogonal frame of a T3 by QR sweeps (SPEC.md section 5).
+/// Construction of the orthogonal frame of a T3 by QR sweeps (docs/math.md).
 ///
 /// The cores are small, so the QR factorizations run on the host with LAPACK: the T3 is copied to host memory once,
 /// the frame is built there and its cores are copied into the T3's memory space (see algorithms/orthogonalize.hpp).
@@ -17,7 +17,7 @@
 
 namespace t3k {
 
-/// The orthogonal frame of `x`, with the centre factors S_i, built exactly as in SPEC.md section 5:
+/// The orthogonal frame of `x`, with the centre factors S_i, built exactly as in docs/math.md:
 /// 1. squash tails; 2. U_i^T = Q Z, U_i <- Q^T, G_i <- G_i x_2 Z; 3. left QR sweep giving L_0..L_{d-2} and the end
 /// core L_{d-1}; 4. right sweep from C_{d-1} = L_{d-1}: C_i^T (unfolded) = Q Z, R_i = Q^T, C_{i-1} = L_{i-1} x_3 Z,
 /// R_0 = C_0; 5. outer step: M[(a,b),u] = C_i[a,u,b] = Q S_i, O_i[a,o,b] = Q[(a,b),o].

@@ -1,7 +1,7 @@
 #pragma once
 /// \file orthogonalize.hpp
 /// Gauge transformations of a T3 that keep the tensor: squashing the boundary bonds, QR of the Tucker cores
-/// ("up" orthogonalization) and QR/LQ sweeps over the TT cores (SPEC.md sections 1, 5 and 11).
+/// ("up" orthogonalization) and QR/LQ sweeps over the TT cores (docs/math.md).
 ///
 /// **Where the work runs.** Every core here is small (a core unfolding has at most r·n rows), so the QR
 /// factorizations run on the host with LAPACK: the cores are copied to host memory once, transformed there, and
@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "algorithms/impl/host_lapack.hpp"
+#include "algorithms/impl/host/host_lapack.hpp"
 #include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
 #include "core/impl/view_utils.hpp"
@@ -82,7 +82,7 @@ TuckerTensorTrain<Scalar, MemorySpace> from_host_cores(ExecutionSpace const& spa
   return T3(std::move(us), std::move(gs));
 }
 
-/// SPEC.md section 1: G_0 <- sum_a G_0[a,:,:], G_{d-1} <- sum_b G_{d-1}[:,:,b] (both for d = 1).
+/// docs/math.md: G_0 <- sum_a G_0[a,:,:], G_{d-1} <- sum_b G_{d-1}[:,:,b] (both for d = 1).
 template <class Scalar>
 void host_squash_tails(HostT3Cores<Scalar>& h) {
   std::size_t const d = h.d();
@@ -104,7 +104,7 @@ void host_squash_tails(HostT3Cores<Scalar>& h) {
   }
 }
 
-/// SPEC.md section 5 step 2: U_i^T = Q Z (Q: N_i x m, m = min(N_i, n_i)); U_i <- Q^T; G_i[a,x,b] <- sum_u Z[x,u]
+/// docs/math.md: U_i^T = Q Z (Q: N_i x m, m = min(N_i, n_i)); U_i <- Q^T; G_i[a,x,b] <- sum_u Z[x,u]
 /// G_i[a,u,b].
 template <class Scalar>
 void host_up_orthogonalize(HostT3Cores<Scalar>& h) {
@@ -132,7 +132,7 @@ void host_up_orthogonalize(HostT3Cores<Scalar>& h) {
   }
 }
 
-/// SPEC.md section 5 step 3: for i = 0..d-2, the (r_i n_i) x r_{i+1} unfolding of G_i = Q Z; G_i <- Q reshaped
+/// docs/math.md: for i = 0..d-2, the (r_i n_i) x r_{i+1} unfolding of G_i = Q Z; G_i <- Q reshaped
 /// (r_i, n_i, m); G_{i+1} <- Z G_{i+1}. Afterwards G_0..G_{d-2} are left-orthogonal.
 template <class Scalar>
 void host_left_sweep(HostT3Cores<Scalar>& h) {
@@ -157,7 +157,7 @@ void host_left_sweep(HostT3Cores<Scalar>& h) {
   }
 }
 
-/// SPEC.md section 5 step 4 / section 11 (LQ sweep): for i = d-1..1, the transpose of the r_i x (n_i r_{i+1})
+/// docs/math.md (LQ sweep): for i = d-1..1, the transpose of the r_i x (n_i r_{i+1})
 /// unfolding of G_i = Q Z, so G_i = Z^T Q^T; G_i <- Q^T reshaped (m, n_i, r_{i+1}); G_{i-1}[a,u,x] <- sum_b
 /// G_{i-1}[a,u,b] Z[x,b]. Afterwards G_1..G_{d-1} are right-orthogonal. If `centres` is given it receives the
 /// centre cores C_i (the core i just before it is factored, C_{d-1} = G_{d-1}; C_0 = the final G_0).
@@ -200,7 +200,7 @@ void check_execution_space() {
 }  // namespace impl
 
 /// The same tensor with boundary TT ranks 1: G_0 <- sum_a G_0[a,:,:], G_{d-1} <- sum_b G_{d-1}[:,:,b]
-/// (SPEC.md section 1). The other cores are copied.
+/// (docs/math.md). The other cores are copied.
 /// \param space execution space for the copies   \param x the T3 (any boundary ranks)
 /// \return a new T3 (no View shared with x) with r_0 = r_d = 1
 /// **Blocking:** yes (host computation, see the file comment). **Throws:** nothing beyond allocation failures.
@@ -215,7 +215,7 @@ TuckerTensorTrain<Scalar, MemorySpace> squash_tails(ExecutionSpace const& space,
 }
 
 /// The same tensor with orthonormal Tucker rows: U_i^T = Q Z (thin QR), U_i <- Q^T (min(n_i, N_i) x N_i),
-/// G_i <- G_i x_2 Z (SPEC.md section 5 step 2). Tucker ranks n_i > N_i become N_i; TT ranks are unchanged.
+/// G_i <- G_i x_2 Z (docs/math.md). Tucker ranks n_i > N_i become N_i; TT ranks are unchanged.
 /// \param space execution space for the copies   \param x the T3
 /// \return a new T3 with Σ_j U_i[u,j] U_i[u',j] = δ_{uu'}
 /// **Blocking:** yes (host LAPACK). **Throws:** InvalidArgument if LAPACK fails (non-finite cores).
@@ -230,7 +230,7 @@ TuckerTensorTrain<Scalar, MemorySpace> up_orthogonalize(ExecutionSpace const& sp
 }
 
 /// The same tensor with left-orthogonal TT cores G_0..G_{d-2} (Σ_{a,u} G_i[a,u,b] G_i[a,u,b'] = δ_{bb'}) by a QR
-/// sweep from left to right (SPEC.md section 5 step 3); the last core carries the norm. Boundary ranks are kept
+/// sweep from left to right (docs/math.md); the last core carries the norm. Boundary ranks are kept
 /// as they are (call squash_tails first for the standard form); interior ranks become min(r_i n_i, r_{i+1})
 /// (QR does not truncate numerically rank-deficient cores). Tucker cores are copied.
 /// \return a new T3   **Blocking:** yes (host LAPACK). **Throws:** InvalidArgument if LAPACK fails.
@@ -245,7 +245,7 @@ TuckerTensorTrain<Scalar, MemorySpace> left_orthogonalize(ExecutionSpace const& 
 }
 
 /// The same tensor with right-orthogonal TT cores G_1..G_{d-1} (Σ_{u,b} G_i[a,u,b] G_i[a',u,b] = δ_{aa'}) by an LQ
-/// sweep from right to left (SPEC.md section 5 step 4, section 11); the first core carries the norm. Boundary ranks
+/// sweep from right to left (docs/math.md); the first core carries the norm. Boundary ranks
 /// are kept; interior ranks become min(r_i, n_i r_{i+1}). Tucker cores are copied.
 /// \return a new T3   **Blocking:** yes (host LAPACK). **Throws:** InvalidArgument if LAPACK fails.
 template <class ExecutionSpace, class Scalar, class MemorySpace>

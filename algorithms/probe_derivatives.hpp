@@ -1,8 +1,9 @@
 #pragma once
 /// \file probe_derivatives.hpp
-/// Probes and probe jets of a T3 (SPEC.md sections 2 and 4): for probe pairs (w, p), the Taylor coefficients
+/// Probes and probe jets of a T3 (docs/math.md): for probe pairs (w, p), the Taylor coefficients
 /// z_i^(k), k = 0..K, of z_i(t) = X contracted with w_m + t p_m in every mode m != i.
 
+#include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/probe_checks.hpp"
 #include "core/chunk_size.hpp"
@@ -25,7 +26,7 @@ using Probes = std::vector<Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpa
 
 namespace impl {
 
-/// The T3 probe-jet sweep of SPEC.md section 4 on probes [s0, s0 + rows), written into z (any (W, K+1, N_i) Views).
+/// The T3 probe-jet sweep of docs/math.md on probes [s0, s0 + rows), written into z (any (W, K+1, N_i) Views).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class OutputView>
 void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
                         std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp, int k1,
@@ -102,7 +103,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     // (core_reversed) is a product of untransposed factors: OpenBLAS runs it in its small-matrix kernels, where
     // G_i's axes (u, a, b) and a transposed factor took its general path at an inner dimension of 8 (zeroing C, then
     // packing both factors): the whole right-to-left sweep took 0.26 us per probe, 0.17 us so (d = 6, N = 64,
-    // n = r = 8, K = 0; perf/README.md, session 16).
+    // n = r = 8, K = 0; docs/performance.md).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(r[i])) {
@@ -156,7 +157,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
 /// normalized Taylor coefficients z_i^(k) (orders k >= d are written as zeros). The same bits as probe_derivatives,
 /// without allocating the output: a caller that evaluates probes repeatedly (an optimizer's iterations) reuses z
 /// and skips first touching a fresh output, which on Linux hosts costs more than the sweep itself at small ranks
-/// (perf/README.md, "output reuse").
+/// (docs/performance.md, "output reuse").
 ///
 /// \param z one (W, K+1, N_i) View per mode; must not overlap ww or pp
 /// Other parameters as probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.

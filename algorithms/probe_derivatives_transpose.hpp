@@ -1,6 +1,6 @@
 #pragma once
 /// \file probe_derivatives_transpose.hpp
-/// The transpose J^T of the probe Jacobian (SPEC.md sections 8 and 9): residual jets of W probes back-projected
+/// The transpose J^T of the probe Jacobian (docs/math.md): residual jets of W probes back-projected
 /// into a variation gradient, summed over probes or per probe, computed in chunks of probes.
 
 #include "algorithms/estimate_chunk_size.hpp"
@@ -127,12 +127,14 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
                        c3(g, w.resid[t][i], big_n[i]), u_transposed, MatrixSide::cols_out, false);
         }
       }
-      // (2) Left to right, i = 0..d-2, by SPEC.md's adjoint recurrences as written: the Khatri-Rao jets first, then
+      // (2) Left to right, i = 0..d-2, by the adjoint recurrences of docs/math.md as written: the Khatri-Rao jets
+      // first, then
       //     one product with L_i each (inner dimension rL_i * nU_i; contracting mu[i] . L_i first and the jets after
       //     would be a product with inner dimension rL_i and a pass over its rL_i * nU_i * rL_{i+1} output per jet):
       //     mu[i+1] = (mu[i] ⊛ xi_i) . L_i; tau~[i+1] = (mu[i] ⋆ deta~_i + [i >= 1] xi_i ⋆ tau~[i]) . L_i
-      //     (SPEC.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n). As a KhatriRaoTerm, x ⋆ y is {x, y, correlate_y_fixed}
-      //     or {y, x, correlate_v_fixed}, whichever puts the jet's two axes in the order of the core's.)
+      //     (docs/math.md's ⋆: (x ⋆ y)^(n) = sum_l x^(l) y^(l+n). As a KhatriRaoTerm, x ⋆ y is {x, y,
+      //     correlate_y_fixed} or {y, x, correlate_v_fixed}, whichever puts the jet's two axes in the order of the
+      //     core's.)
       fill_ones_jet(space, r3(g, w.mu[0], 1));
       for (std::size_t i = 0; i + 1 < d; ++i) {
         auto lmat = mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]);
@@ -241,7 +243,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
 
 }  // namespace impl
 
-/// J^T: back-projects residual jets into a variation gradient (SPEC.md section 8).
+/// J^T: back-projects residual jets into a variation gradient (docs/math.md).
 ///
 /// For every variation v: sum_s sum_i sum_{k<=K} <J(v)_{s,i}^(k), r_{s,i}^(k)> = sum_i <V_i, V~_i> + <H_i, H~_i>.
 ///
@@ -313,7 +315,7 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
   return out;
 }
 
-/// J^T of a probe set sharded across the ranks of `comm` (SPEC.md section 16): ww, pp and the residuals hold this
+/// J^T of a probe set sharded across the ranks of `comm` (docs/math.md): ww, pp and the residuals hold this
 /// rank's rows. Summed (sum_over_probes = true): this rank's rows are summed chunk by chunk, and one reduction over
 /// the ranks finishes the sum; the result is the same bits on every rank and equals the single-process J^T of the
 /// whole probe set to rounding. Per probe: the result stays sharded (this rank's rows, index t * W_local + s).

@@ -1,6 +1,6 @@
 #pragma once
 /// \file retraction.hpp
-/// The retraction R_X(v) = T3SVD(X + T(v)) of SPEC.md section 11: from a tangent vector at X back to the manifold of
+/// The retraction R_X(v) = T3SVD(X + T(v)) of docs/math.md: from a tangent vector at X back to the manifold of
 /// T3s with X's ranks.
 
 #include "algorithms/t3_svd.hpp"
@@ -18,7 +18,7 @@
 namespace t3k {
 
 /// Retraction of stack entry t of `v` at the frame's base point X: T3SVD of the rank-doubled T3 of X + T(v_t)
-/// (tangent_to_t3 with shift), truncated to Tucker ranks nU_i and TT ranks min(rL_e, rR_e) (SPEC.md section 11).
+/// (tangent_to_t3 with shift), truncated to Tucker ranks nU_i and TT ranks min(rL_e, rR_e) (docs/math.md).
 /// R_X(0) = X and R_X(εv) = X + εT(v) + O(ε²). The result has boundary TT ranks 1, orthonormal Tucker rows and
 /// left-orthogonal TT cores 0..d-2.
 /// \param space execution space the kernels and copies run on

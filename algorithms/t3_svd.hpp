@@ -1,6 +1,6 @@
 #pragma once
 /// \file t3_svd.hpp
-/// T3-SVD: rank truncation of a T3 by sequential SVDs (SPEC.md section 11), and the reduction of a T3 to its
+/// T3-SVD: rank truncation of a T3 by sequential SVDs (docs/math.md), and the reduction of a T3 to its
 /// minimal (numerical) ranks.
 ///
 /// The cores are small, so the factorizations run on the host with LAPACK: the T3 is copied to host memory once,
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/impl/host_lapack.hpp"
+#include "algorithms/impl/host/host_lapack.hpp"
 #include "algorithms/orthogonalize.hpp"
 #include "core/error.hpp"
 #include "core/tucker_tensor_train.hpp"
@@ -156,7 +156,7 @@ T3SvdResult<Scalar, MemorySpace> t3_svd_impl(ExecutionSpace const& space,
 
 }  // namespace impl
 
-/// T3-SVD with sequential truncation (SPEC.md section 11): squash tails; QR of every U_i^T (U_i <- Q^T, Z into
+/// T3-SVD with sequential truncation (docs/math.md): squash tails; QR of every U_i^T (U_i <- Q^T, Z into
 /// G_i); right-orthogonalize by LQ from i = d-1 down to 1; then for i = 0..d-1: (a) SVD of the outer unfolding
 /// M[(a,b),u] of the centre core, keep n'_i triplets: core <- P diag(sigma), U_i <- Qt U_i; (b) if i < d-1, SVD of
 /// the left unfolding (a n'_i) x b, keep r'_{i+1}: core <- P, core_{i+1} <- diag(sigma) Qt core_{i+1}.

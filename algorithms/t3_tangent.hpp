@@ -68,7 +68,8 @@ class T3Tangent {
   }
   /// Rank-doubled T3 of T(v_t) (+ X when `shift`). **Blocking:** no.
   template <class ExecutionSpace>
-  TuckerTensorTrain<Scalar, MemorySpace> to_t3(ExecutionSpace const& space, std::size_t t = 0, bool shift = false) const {
+  TuckerTensorTrain<Scalar, MemorySpace> to_t3(ExecutionSpace const& space, std::size_t t = 0,
+                                               bool shift = false) const {
     return tangent_to_t3(space, frame_, variation_, t, shift);
   }
   /// R_X(v_t). **Blocking:** yes.
@@ -76,7 +77,7 @@ class T3Tangent {
   TuckerTensorTrain<Scalar, MemorySpace> retract(ExecutionSpace const& space, std::size_t t = 0) const {
     return t3k::retract(space, frame_, variation_, t);
   }
-  /// The tangent at this frame closest to y (SPEC.md section 15). **Blocking:** yes.
+  /// The tangent at this frame closest to y (docs/math.md). **Blocking:** yes.
   template <class ExecutionSpace>
   T3Tangent project(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& y) const {
     return T3Tangent(frame_, project_onto_tangent_space(space, frame_, y));

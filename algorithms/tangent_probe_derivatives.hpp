@@ -1,7 +1,8 @@
 #pragma once
 /// \file tangent_probe_derivatives.hpp
-/// The forward Jacobian J (SPEC.md section 7): probe jets of the tangent tensors T(v) of a stack of variations.
+/// The forward Jacobian J (docs/math.md): probe jets of the tangent tensors T(v) of a stack of variations.
 
+#include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/impl/frame_shapes.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/probe_checks.hpp"
@@ -22,7 +23,7 @@ using TangentProbeJets = std::vector<Kokkos::View<Scalar****, Kokkos::LayoutRigh
 
 namespace impl {
 
-/// The fused sweep of SPEC.md section 7 on all probes, `chunk_rows` at a time; frame edge jets are computed once
+/// The fused sweep of docs/math.md on all probes, `chunk_rows` at a time; frame edge jets are computed once
 /// per chunk and shared by every tangent of the stack.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
@@ -285,7 +286,7 @@ void tangent_probe_derivatives_into(ExecutionSpace const& space, OrthogonalFrame
 }
 
 /// The forward Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t)
-/// (SPEC.md section 7), one View (n_tangent, W, K+1, N_i) per mode; orders >= d are zero.
+/// (docs/math.md), one View (n_tangent, W, K+1, N_i) per mode; orders >= d are zero.
 ///
 /// \param frame orthogonal frame of the base point
 /// \param v stack of n_tangent variations at the frame (ungauged variations are fine: J acts on all entries)

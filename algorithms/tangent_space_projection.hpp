@@ -1,6 +1,6 @@
 #pragma once
 /// \file tangent_space_projection.hpp
-/// Orthogonal projection of a T3 onto the tangent space at X (SPEC.md section 15): P_X(Y) = Π T*(Y), where T* is the
+/// Orthogonal projection of a T3 onto the tangent space at X (docs/math.md): P_X(Y) = Π T*(Y), where T* is the
 /// adjoint of v -> T(v) on the full variation space and Π the gauge projection. No dense tensor, no linear solve.
 
 #include "algorithms/gauge_projection.hpp"
@@ -20,13 +20,13 @@
 namespace t3k {
 
 /// The gauged variation of the orthogonal projection of `y` onto the tangent space at the frame's base point X:
-/// T(P_X(Y)) is the Frobenius-nearest tangent tensor to Y (SPEC.md section 15).
+/// T(P_X(Y)) is the Frobenius-nearest tangent tensor to Y (docs/math.md).
 ///
 /// With M_i = U_i UY_i^T and Gm_i = GY_i x_2 M_i, the interface matrices are swept from both ends,
 /// PL_{i+1}[b,e] = sum_{a,c,u} PL_i[a,c] L_i[a,u,b] Gm_i[c,u,e] and PR_i[a,c] = sum_{u,b,e} R_i[a,u,b] Gm_i[c,u,e]
 /// PR_{i+1}[b,e]; then H~_i = PL_i Gm_i PR_{i+1}^T (bond-wise) and V~_i[o,j] = sum_y (sum PL_i O_i PR_{i+1} GY_i)[o,y]
 /// UY_i[y,j]; finally P_X(Y) = Π(V~, H~). Y's boundary bonds may have any rank: PL_0 and PR_d are all-ones rows,
-/// which is the same as squashing Y's tails first (SPEC.md section 1).
+/// which is the same as squashing Y's tails first (docs/math.md).
 /// \param space execution space the kernels run on
 /// \param frame the frame of X
 /// \param y the T3 to project (any Tucker and TT ranks, same mode shapes as X)

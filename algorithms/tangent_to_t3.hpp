@@ -1,6 +1,6 @@
 #pragma once
 /// \file tangent_to_t3.hpp
-/// The rank-doubled T3 of s·X + T(v) (SPEC.md section 11): the tangent tensor of a variation as an explicit Tucker
+/// The rank-doubled T3 of s·X + T(v) (docs/math.md): the tangent tensor of a variation as an explicit Tucker
 /// tensor train, without any dense tensor. Used by the retraction, by vector transport and by tests.
 
 #include "algorithms/impl/jet_kernels.hpp"
@@ -19,7 +19,7 @@
 namespace t3k {
 
 /// The rank-doubled T3 of shift·X + T(v_t), where X is the frame's base point and v_t stack entry t of `v`
-/// (SPEC.md section 11).
+/// (docs/math.md).
 ///
 /// Tucker core i is [U_i; V_i] ((nU_i + nO_i) x N_i: "U-rows" then "V-rows"). Inner TT bond e has size
 /// rR_e + rL_e, ordered (R-block | L-block): the L-block carries "no variation placed yet", the R-block "variation
@@ -27,7 +27,7 @@ namespace t3k {
 /// R-block). TT core i, rows = left bond block, columns = right bond block, unlisted blocks zero:
 ///   U-rows: (R,R) = R_i, (L,R) = H_i (+ shift·L_{d-1} when i = d-1), (L,L) = L_i;   V-rows: (L,R) = O_i.
 /// For d = 1 this is the single core [H_0 + shift·L_0; O_0]. Summing over the paths through the blocks gives the
-/// 2d terms of T(v) (SPEC.md section 6), plus X = D(L_0..L_{d-1}; U) when shifted.
+/// 2d terms of T(v) (docs/math.md), plus X = D(L_0..L_{d-1}; U) when shifted.
 /// \param space execution space the kernels run on
 /// \param frame the frame of X
 /// \param v variation stack at `frame` (gauged or not)

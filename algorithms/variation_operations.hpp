@@ -1,6 +1,6 @@
 #pragma once
 /// \file variation_operations.hpp
-/// Vector-space operations on variation stacks (SPEC.md section 6): seeded random variations, copies, axpy, scaling
+/// Vector-space operations on variation stacks (docs/math.md): seeded random variations, copies, axpy, scaling
 /// and the corewise Euclidean inner product <v, v'> = sum_i <V_i, V'_i> + <H_i, H'_i>, which equals the Frobenius
 /// inner product <T(v), T(v')> of the tangent tensors when both variations are gauged.
 ///
@@ -224,7 +224,7 @@ Kokkos::View<Scalar*, MemorySpace> variation_dots_device(ExecutionSpace const& s
 }  // namespace impl
 
 /// A stack of `n_stack` variations at `frame` with i.i.d. standard normal entries (all entries of V and H; apply
-/// gauge_project for a random gauged tangent, SPEC.md section 6).
+/// gauge_project for a random gauged tangent, docs/math.md).
 ///
 /// The numbers are drawn on the host in a fixed order (stack entry t outermost, then for each mode i all of V_i
 /// row-major, then all of H_i) and copied into `MemorySpace`, so a seed gives the same variation on every backend,
@@ -338,7 +338,7 @@ void scale_variation(ExecutionSpace const& space, Scalar alpha, T3Variation<Scal
 }
 
 /// Corewise Euclidean inner product of stack entry t of x and y: sum_i <V_i, V'_i> + <H_i, H'_i> over all entries
-/// (SPEC.md section 6). For gauged variations it equals <T(x_t), T(y_t)>_F.
+/// (docs/math.md). For gauged variations it equals <T(x_t), T(y_t)>_F.
 /// \param t stack index (default 0)
 /// \return the inner product
 /// **Blocking:** yes (fences `space`). **Throws:** DimensionMismatch when the shapes differ, InvalidArgument when

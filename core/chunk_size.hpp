@@ -1,7 +1,7 @@
 #pragma once
 /// \file chunk_size.hpp
 /// How many probes a chunked call processes at a time: none (all at once), a fixed count, or automatic (the
-/// balance estimator of SPEC.md section 14, resolved from the call's shapes).
+/// balance estimator of docs/math.md, resolved from the call's shapes).
 
 #include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
@@ -11,18 +11,17 @@
 
 namespace t3k {
 
-/// Probes per block (SPEC.md section 9) on host backends. Chunked calls work on blocks of this many probes aligned to
+/// Probes per block (docs/math.md) on host backends. Chunked calls work on blocks of this many probes aligned to
 /// the absolute probe index: every core contraction is one matrix product per block and summed J^T adds block
 /// products into the result in block order. A fixed chunk size is therefore rounded down to a multiple of the block
 /// (at least one block), so that chunk boundaries fall on block boundaries and every chunk size gives the same bits.
-/// 64 rather than SPEC.md's example 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row
-/// products markedly closer to its peak than 96-row ones (perf/README.md).
+/// 64 rather than 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row
+/// products markedly closer to its peak than 96-row ones (docs/performance.md).
 constexpr std::size_t reduction_block_size = 64;
 
-/// Probes per block on device backends (CUDA, HIP): the same scheme with larger blocks, because there every block
-/// product is one vendor-BLAS launch, and with 64-probe blocks J^T was thousands of launches of a few MFLOP each,
-/// bound by launch latency (perf/README.md, H200 figures). At issue 8's shape a 2048-probe block's products are
-/// 100-400 MFLOP each.
+/// Probes per block on device backends (CUDA, HIP): the unit of the summed J^T's block partials there (one batched
+/// kernel sums each block of a chunk into a partial, a second adds them in block order: device/batched_product.hpp).
+/// Large blocks keep the partials few; the forward sweeps' products do not depend on the block at all.
 constexpr std::size_t device_reduction_block_size = 2048;
 
 /// The reduction block of chunked calls on `ExecutionSpace`: reduction_block_size on host backends,
@@ -33,18 +32,17 @@ constexpr std::size_t reduction_block_size_for() {
 }
 
 /// Block partials a summed J^T keeps for a chunk of `rows` probe rows on a space whose reduction block is
-/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk of several blocks into
-/// a partial of its own in one batched kernel and then add the partials to the result in block order; host backends,
-/// and chunks of one block, add each block's products to the result directly (none).
+/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk into a partial of its
+/// own in one batched kernel and then add the partials to the result in block order (the same two launches whatever
+/// the number of blocks); host backends add each block's products to the result directly (none).
 constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_rows) {
-  std::size_t const blocks = (rows + block_rows - 1) / block_rows;
-  return block_rows == device_reduction_block_size && blocks > 1 ? blocks : 0;
+  return block_rows == device_reduction_block_size ? (rows + block_rows - 1) / block_rows : 0;
 }
 
 /// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
 /// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
-/// markedly faster than one streamed from memory (perf/README.md has the chunk sweep), so there `auto` is capped at
-/// the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
+/// markedly faster than one streamed from memory (docs/performance.md has the chunk sweep), so there `auto` is capped
+/// at the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
 /// host_chunk_khatri_rao_bytes; probes, probe jets and J: the chunk of host_sweep_chunk_workspace_bytes instead), per
 /// thread when the space spreads block products over its threads (impl::host_chunk_rows). Device backends have no
 /// cap: their kernels want rows.
@@ -52,19 +50,13 @@ constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
 
 /// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
 /// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
-/// of a core's L2 cache runs faster than one of the last level. Measured (perf/README.md, session 15) at d = 6,
-/// n = r = 8 on an AVX-512 Xeon with 2 MiB of L2 per core: against 8 MiB, 2-12% faster at N = 64 (W = 10^5) on one
-/// and two threads, level at N = 1024 except J (3-12% faster); 1 MiB was within a few percent of 2 MiB either way
-/// (jets at N = 1024 up to 6% slower, J there on two threads 5% faster).
+/// of a core's L2 cache runs faster than one of the last level (BM_Probes, BM_J; figures in docs/performance.md).
 constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
 
 /// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
 /// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in
-/// the core's own cache when read again. Measured (perf/README.md, "Host architecture from Kokkos"): at issue 8's
-/// shape in float (786 KB of Khatri-Rao jets per block) one block per thread ran 5-13% faster than two on an AVX-512
-/// Xeon with 2 MiB of L2 per core (OpenBLAS then packs those operands from L2 rather than from farther out), and
-/// within 1-2% on an AMD EPYC; while at small ranks several blocks per thread and pass are faster on two threads
-/// (each pass costs a parallel region per step): so this cap binds only where a block's jets are large.
+/// the core's own cache when read again. It binds only where a block's jets are large (BM_JT_Target in float: one
+/// block per thread measured faster than two; figures in docs/performance.md).
 constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 
 class ChunkSize {

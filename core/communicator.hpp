@@ -1,6 +1,6 @@
 #pragma once
 /// \file communicator.hpp
-/// The ranks that share one probe set (SPEC.md section 16). With T3K_ENABLE_MPI a Communicator wraps an MPI
+/// The ranks that share one probe set (docs/math.md). With T3K_ENABLE_MPI a Communicator wraps an MPI
 /// communicator; without it, it is a single-rank stand-in with the same API, so the library builds and runs
 /// without MPI and every sharded code path degenerates to the single-process one.
 ///

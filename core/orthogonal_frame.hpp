@@ -1,6 +1,6 @@
 #pragma once
 /// \file orthogonal_frame.hpp
-/// The orthogonal frame of a T3 (SPEC.md section 5): up-orthogonal Tucker cores U_i, left-orthogonal L_i,
+/// The orthogonal frame of a T3 (docs/math.md): up-orthogonal Tucker cores U_i, left-orthogonal L_i,
 /// right-orthogonal R_i and outer-orthogonal O_i TT cores. The frame fixes the tangent space at X.
 
 #include "core/error.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 /// \file t3_variation.hpp
-/// Variations (tangent vectors in frame coordinates, SPEC.md section 6), stacked: a batch of n_tangent variations
+/// Variations (tangent vectors in frame coordinates, docs/math.md), stacked: a batch of n_tangent variations
 /// at one frame, or, for per-probe gradients, one variation per probe (the leading axis then runs over
 /// tangent-major (t, s) pairs, index t * W + s).
 

@@ -1,7 +1,7 @@
 #pragma once
 /// \file tucker_tensor_train.hpp
 /// The Tucker tensor train (T3): Tucker cores U_i (n_i x N_i) composed with TT cores G_i (r_i x n_i x r_{i+1}).
-/// SPEC.md section 1. Ranks are ragged (any n_i, r_i); boundary ranks r_0, r_d != 1 are allowed and summed with
+/// docs/math.md. Ranks are ragged (any n_i, r_i); boundary ranks r_0, r_d != 1 are allowed and summed with
 /// all-ones boundary vectors.
 
 #include "core/error.hpp"
@@ -89,10 +89,9 @@ class TuckerTensorTrain {
                                            impl::shape_string(impl::view_shape(g)), "; every extent must be >= 1"));
       }
       if (g.extent(1) != u.extent(0)) {
-        throw DimensionMismatch(impl::concat(where, ": TT core ", i, " has shape ",
-                                             impl::shape_string(impl::view_shape(g)), ", expected [",
-                                             g.extent(0), " x ", u.extent(0), " x ", g.extent(2),
-                                             "] (Tucker core ", i, " has ", u.extent(0), " rows)"));
+        throw DimensionMismatch(impl::concat(
+            where, ": TT core ", i, " has shape ", impl::shape_string(impl::view_shape(g)), ", expected [", g.extent(0),
+            " x ", u.extent(0), " x ", g.extent(2), "] (Tucker core ", i, " has ", u.extent(0), " rows)"));
       }
       if (i + 1 < d && g.extent(2) != tt_cores_[i + 1].extent(0)) {
         throw DimensionMismatch(impl::concat(where, ": TT core ", i + 1, " has shape ",
@@ -145,8 +144,8 @@ TuckerTensorTrain<Scalar, MemorySpace> zero_t3(ExecutionSpace const& space, std:
   for (std::size_t i = 0; i < mode_shapes.size(); ++i) {
     us.emplace_back(Kokkos::view_alloc(space, "t3k::t3::tucker_core_" + std::to_string(i)), tucker_ranks[i],
                     mode_shapes[i]);
-    gs.emplace_back(Kokkos::view_alloc(space, "t3k::t3::tt_core_" + std::to_string(i)), tt_ranks[i],
-                    tucker_ranks[i], tt_ranks[i + 1]);
+    gs.emplace_back(Kokkos::view_alloc(space, "t3k::t3::tt_core_" + std::to_string(i)), tt_ranks[i], tucker_ranks[i],
+                    tt_ranks[i + 1]);
   }
   return T3(std::move(us), std::move(gs));
 }

@@ -15,8 +15,8 @@
 #include "io/file_safety.hpp"
 #include "io/hdf5_io.hpp"
 
+#include "algorithms/impl/host/host_blas.hpp"
 #include "core/chunk_size.hpp"
-#include "core/host_blas.hpp"
 #include "core/memory_tracking.hpp"
 #include "optimizers/adam.hpp"
 #include "optimizers/gradient_descent.hpp"

@@ -23,7 +23,7 @@
 #include "core/chunk_size.hpp"
 #include "core/communicator.hpp"
 #include "core/error.hpp"
-#include "core/host_blas.hpp"
+#include "algorithms/impl/host/host_blas.hpp"
 #include "core/impl/host_random.hpp"
 #include "t3k_version.hpp"
 

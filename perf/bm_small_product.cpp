@@ -4,7 +4,7 @@
 // build hands these products to host_small_product depends on its target (matrix_product.hpp); both sides run here in
 // every build that has the kernel and Kokkos Kernels, so that a host with another BLAS core type (an AVX-512 host
 // whose OpenBLAS has small-matrix kernels) can tell which is faster there.
-#include "algorithms/impl/host_small_product.hpp"
+#include "algorithms/impl/host/host_small_product.hpp"
 #include "algorithms/impl/matrix_product.hpp"
 #include "bench_common.hpp"
 

@@ -3,7 +3,7 @@
 // and releases the cached fixtures before Kokkos is finalized.
 #include "bench_common.hpp"
 
-#include "core/host_blas.hpp"
+#include "algorithms/impl/host/host_blas.hpp"
 #include "t3k_version.hpp"
 
 #include <cstdio>

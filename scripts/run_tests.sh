@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
-# Builds T3K and runs its tests in four legs; any failure fails the script (nonzero exit).
+# Builds T3K and runs its tests in five legs (one of them compile only); any failure fails the script (nonzero exit).
 #
-#   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests and the t3k CLI,
-#           whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads); then the
-#           examples (examples/your_data with Python, examples/cpp against the installed package).
+#   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests, the t3k CLI and the
+#           Python module, whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads);
+#           then the examples (examples/your_data with Python, examples/cpp against the installed package); then the
+#           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh.
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
 #           threads) running the code paths of device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks,
 #           uncapped auto chunks), which no GPU-less machine would otherwise run.
+#   hip     Compile only (no AMD GPU here): the library's headers, every test and t3k_bench with Debian's hipcc against
+#           the HIP Kokkos of scripts/setup.sh (build-hip/).
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
 #           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles about 2.5x faster than -O1 here, and compiling
 #           dominates this leg.
 #
-# Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX (as in setup.sh), T3K_JOBS (build jobs, default 2),
-# T3K_TEST_LEGS (default "main device-paths debian asan"), T3K_SMOKE_TESTS (ctest regex of the debian leg).
+# Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX and T3K_VENV (as in setup.sh),
+# T3K_JOBS (build jobs, default 2), T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS
+# (ctest regex of the debian leg).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
+VENV="${T3K_VENV:-$HOME/.cache/t3k/venv}"
 JOBS="${T3K_JOBS:-2}"
-LEGS="${T3K_TEST_LEGS:-main device-paths debian asan}"
+LEGS="${T3K_TEST_LEGS:-main device-paths hip debian asan}"
+HIP_PREFIX="${T3K_KOKKOS_HIP_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-hip}"
 SMOKE="${T3K_SMOKE_TESTS:-TuckerTensorTrain|ProbeDerivatives}"
 
 summary=()
@@ -76,9 +82,23 @@ run_examples() {
   OMP_NUM_THREADS=2 OMP_PROC_BIND=false build/example-cpp/fit_planted
 }
 
+# The Python module built in build/python (PYTHONPATH), its tests and its example, in the venv of scripts/setup.sh.
+run_python() {
+  log "python: pytest python/tests and examples/python/fit_or_probe.py (build/python, $VENV)"
+  # No bytecode or pytest cache in the source tree.
+  (export PYTHONPATH="$PWD/build/python" PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=2 OMP_PROC_BIND=false
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
+    "$VENV/bin/python" examples/python/fit_or_probe.py) 2>&1 | tee build/pytest.log
+}
+
 if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
   log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main and device-paths legs need it)"
   [[ " $LEGS " == *" main "* || " $LEGS " == *" device-paths "* ]] && exit 1
+fi
+
+if [[ " $LEGS " == *" main "* && ! -x "$VENV/bin/python" ]]; then
+  log "no Python environment in $VENV: run scripts/setup.sh first (the main leg builds and tests the Python module)"
+  exit 1
 fi
 
 ./scripts/lint.sh
@@ -88,11 +108,13 @@ for leg in $LEGS; do
     main)
       begin main "Release, OpenMP+Serial Kokkos ($PREFIX), all tests (build/)"
       cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
-        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON \
+        -DT3K_ENABLE_PYTHON=ON -DPython_EXECUTABLE="$VENV/bin/python"
       cmake --build build -j "$JOBS"
       (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
       run_examples
-      end "$(count_tests build/ctest.log), examples"
+      run_python
+      end "$(count_tests build/ctest.log), examples, pytest: $(grep -Eo '[0-9]+ passed' build/pytest.log | tail -n 1)"
       ;;
     device-paths)
       begin device-paths "Release with assertions, device code paths on host spaces, tests and bench smoke (build-device-paths/)"
@@ -108,6 +130,20 @@ for leg in $LEGS; do
       (cd build-device-paths && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 |
         tee build-device-paths/ctest.log
       end "$(count_tests build-device-paths/ctest.log)"
+      ;;
+    hip)
+      begin hip "compile only: the library's headers, every test and t3k_bench for HIP with hipcc ($HIP_PREFIX, build-hip/)"
+      [[ -f "$HIP_PREFIX/.t3k-complete" ]] || {
+        log "no HIP Kokkos in $HIP_PREFIX: run scripts/setup.sh first"
+        exit 1
+      }
+      # No AMD GPU here to run on: the leg fails on any compile error, and nothing it builds runs (hence -O0).
+      cmake -S . -B build-hip -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O0 -DCMAKE_CXX_COMPILER=hipcc \
+        -DKokkos_ROOT="$HIP_PREFIX" -DKokkosKernels_ROOT="$HIP_PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_BENCHMARKS=ON -DT3K_ENABLE_MPI=OFF \
+        -DT3K_ENABLE_SANITIZERS=OFF
+      cmake --build build-hip -j "$JOBS" --target t3k_tests t3k_bench t3k_header_self_containment
+      end "compiled"
       ;;
     debian)
       begin debian "Release, Debian's prebuilt Serial Kokkos, smoke tests '$SMOKE' (build-debian/)"
@@ -142,7 +178,7 @@ for leg in $LEGS; do
       end "$(count_tests build-asan/ctest.log)"
       ;;
     *)
-      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main device-paths debian asan)"
+      log "unknown leg '$leg' in T3K_TEST_LEGS (known: main device-paths hip debian asan)"
       exit 2
       ;;
   esac

@@ -3,8 +3,8 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "algorithms/estimate_chunk_size.hpp"
+#include "algorithms/impl/host/host_blas.hpp"
 #include "cli_harness.hpp"
-#include "core/host_blas.hpp"
 #include "hdf5_attributes.hpp"
 #include "io/hdf5_io.hpp"
 #include "reference.hpp"

@@ -7,10 +7,10 @@
 // Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed,
 // one matrix or several); the probe-jet output kernel; the column slabs the summed assembly products are split into
 // on host threads; and the host kernel for the sweeps' small products (host_small_product.hpp) against sequential sums.
-#include "algorithms/impl/host_small_product.hpp"
+#include "algorithms/impl/host/host_small_product.hpp"
+#include "algorithms/impl/host/register_strips.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
-#include "algorithms/impl/register_strips.hpp"
 #include "core/memory_tracking.hpp"
 #include "test_devices.hpp"
 
@@ -242,9 +242,12 @@ struct TestJet {
 // Whether coefficient l of a and m of b enter order k of a Khatri-Rao term (docs/math.md, written out).
 bool pairs_with(t3k::impl::JetPairing pairing, std::size_t k, std::size_t l, std::size_t m) {
   switch (pairing) {
-    case t3k::impl::JetPairing::product: return l + m == k;
-    case t3k::impl::JetPairing::correlate_y_fixed: return m == l + k;
-    default: return l == m + k;
+    case t3k::impl::JetPairing::product:
+      return l + m == k;
+    case t3k::impl::JetPairing::correlate_y_fixed:
+      return m == l + k;
+    default:
+      return l == m + k;
   }
 }
 
@@ -284,8 +287,8 @@ void khatri_rao_jets_match_definition() {
                         if (pairs_with(p2, k, l, m)) want += a2.at(s, l, x) * b2.at(s, m, y);
                   }
                   ASSERT_NEAR(double(got(s, k, x, y)), want, t3k_test::eps_times<S>(16))
-                      << "pairings " << int(p1) << "/" << int(p2) << " two terms " << two_terms << " at (" << s
-                      << ", " << k << ", " << x << ", " << y << ")";
+                      << "pairings " << int(p1) << "/" << int(p2) << " two terms " << two_terms << " at (" << s << ", "
+                      << k << ", " << x << ", " << y << ")";
                 }
         }
   }
@@ -461,8 +464,8 @@ void khatri_rao_then_apply_matches_two_calls() {
 // apply_to_probe_pair, order 0 and linear jets, several blocks and a short one, from a probe offset: on probe rows
 // that are a matrix (LayoutRight: products written straight into xi's columns, blocks on threads) and on LayoutLeft
 // probes (packed first on hosts), both against the definition; the matrix form bitwise against the same call made
-// one block at a time. Two output widths: on device backends U of 8 x 96 goes to the plain kernel and U of 24 x 96
-// to block products (device_product_by_blocks).
+// one block at a time. Two output widths (8 and 24: a tile of 16 and of 32 columns in the device backends' tiled
+// kernel).
 template <class C>
 void apply_to_probe_pair_matches_definition(std::size_t n_out) {
   using S = typename C::scalar_type;
@@ -513,8 +516,8 @@ void apply_to_probe_pair_matches_definition(std::size_t n_out) {
   }
 }
 
-// apply_to_probe_pair_products with two matrices of different widths (8 and 24 rows: on device backends the first
-// goes to the plain kernel, the second to block products) on the same probe rows, in place and packed: bitwise what
+// apply_to_probe_pair_products with two matrices of different widths (8 and 24 rows: tiles of 16 and 32 columns on
+// device backends) on the same probe rows, in place and packed: bitwise what
 // one apply_to_probe_pair call per matrix gives (each block of probe vectors is read once for both, and neither
 // product depends on the other), for order 0 and linear jets, several blocks and a short one, from a probe offset.
 template <class C>

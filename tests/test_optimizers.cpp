@@ -410,13 +410,15 @@ double damping_after(double lambda, double gain) {
   return lambda;
 }
 
-/// A variation's entries in one vector (cores V~_0, H~_0, V~_1, H~_1, ...), and back.
+/// A variation stack's entries, one vector per stack entry (cores V~_0, H~_0, V~_1, H~_1, ...), and back.
 template <class V>
-std::vector<double> variation_entries(V const& v) {
-  std::vector<double> out;
+std::vector<std::vector<double>> variation_entries(V const& v) {
+  std::vector<std::vector<double>> out(v.n_stack());
   auto append = [&](auto const& core) {
     auto const h = flat_host(core);
-    out.insert(out.end(), h.begin(), h.end());
+    std::size_t const per = h.size() / out.size();
+    for (std::size_t t = 0; t < out.size(); ++t)
+      out[t].insert(out[t].end(), h.begin() + t * per, h.begin() + (t + 1) * per);
   };
   for (std::size_t i = 0; i < v.tucker.size(); ++i) {
     append(v.tucker[i]);
@@ -425,13 +427,16 @@ std::vector<double> variation_entries(V const& v) {
   return out;
 }
 template <class Space, class Frame>
-auto variation_of(Space const& space, Frame const& frame, std::vector<double> const& entries) {
+auto variation_of(Space const& space, Frame const& frame, std::vector<std::vector<double>> const& entries) {
   using S = typename Frame::scalar_type;
-  auto v = t3k::zero_variation<S>(space, frame, 1);
-  std::size_t at = 0;
+  auto v = t3k::zero_variation<S>(space, frame, entries.size());
+  std::size_t at = 0;  // offset of the core in each entry's vector
   auto fill = [&](auto const& core) {
     auto h = Kokkos::create_mirror_view(core);
-    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = S(entries[at++]);
+    std::size_t const per = h.span() / entries.size();
+    for (std::size_t t = 0; t < entries.size(); ++t)
+      for (std::size_t e = 0; e < per; ++e) h.data()[t * per + e] = S(entries[t][at + e]);
+    at += per;
     Kokkos::deep_copy(core, h);
   };
   for (std::size_t i = 0; i < v.tucker.size(); ++i) {
@@ -441,33 +446,32 @@ auto variation_of(Space const& space, Frame const& frame, std::vector<double> co
   return v;
 }
 
-/// The Gauss-Newton matrix P J^T J of a frame on the host, column by column from unit variations: J through
-/// tangent_probe_derivatives and P through gauge_project_in_place, not the Gauss-Newton product the optimizer uses.
+/// The Gauss-Newton matrix P J^T J of a frame on the host, gn[k] = P J^T J e_k, from unit variations:
+/// J through tangent_probe_derivatives and P through gauge_project_in_place, not the Gauss-Newton product the
+/// optimizer uses.
 template <class Space, class Problem, class Frame>
 std::vector<std::vector<double>> dense_gauss_newton(Space const& space, Problem const& problem, Frame const& frame) {
-  std::size_t const n = variation_entries(t3k::zero_variation<typename Frame::scalar_type>(space, frame, 1)).size();
+  using S = typename Frame::scalar_type;
+  std::size_t const n = variation_entries(t3k::zero_variation<S>(space, frame, 1))[0].size();
   std::vector<std::vector<double>> jac(n);  // jac[k] = J e_k, all jets flattened
   for (std::size_t k = 0; k < n; ++k) {
     std::vector<double> unit(n, 0.0);
     unit[k] = 1;
-    auto jets = t3k::tangent_probe_derivatives(space, frame, variation_of(space, frame, unit), problem.ww, problem.pp,
-                                               problem.order);
+    // One unit variation per call: the sweep over a stack of all of them is slower on Serial than n calls.
+    auto const jets = t3k::tangent_probe_derivatives(space, frame, variation_of(space, frame, {unit}), problem.ww,
+                                                     problem.pp, problem.order);
     for (auto const& j : jets) {
       auto const h = flat_host(j);
       jac[k].insert(jac[k].end(), h.begin(), h.end());
     }
   }
-  std::vector<std::vector<double>> gn(n);  // gn[k] = P J^T J e_k
-  for (std::size_t k = 0; k < n; ++k) {
-    std::vector<double> column(n, 0.0);
-    for (std::size_t l = 0; l < n; ++l) {
-      for (std::size_t e = 0; e < jac[k].size(); ++e) column[l] += jac[l][e] * jac[k][e];
-    }
-    auto v = variation_of(space, frame, column);
-    t3k::gauge_project_in_place(space, frame, v);
-    gn[k] = variation_entries(v);
-  }
-  return gn;
+  std::vector<std::vector<double>> jtj(n, std::vector<double>(n, 0.0));  // jtj[k] = J^T J e_k
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t l = 0; l < n; ++l)
+      for (std::size_t e = 0; e < jac[k].size(); ++e) jtj[k][l] += jac[l][e] * jac[k][e];
+  auto v = variation_of(space, frame, jtj);
+  t3k::gauge_project_in_place(space, frame, v);
+  return variation_entries(v);
 }
 
 double dot(std::vector<double> const& a, std::vector<double> const& b) {
@@ -476,21 +480,28 @@ double dot(std::vector<double> const& a, std::vector<double> const& b) {
   return sum;
 }
 
-/// One Levenberg-Marquardt newton_cg iteration recomputed on the host from x: the damping lambda, `cg_steps`
-/// conjugate gradient steps on (P J^T J + lambda I) delta = -g from 0 in double, the model decrease
-/// -<g, delta> - 0.5 <delta, (P J^T J + lambda I) delta>, the Armijo scale of the step, the next loss and the gain.
+/// One Levenberg-Marquardt newton_cg iteration recomputed on the host from x: the damping (lambda, or when
+/// `lambda_rel` is given lambda_rel <g, GN g> / ||g||^2), `cg_steps` conjugate gradient steps on
+/// (P J^T J + lambda I) delta = -g from 0 in double, the model decrease -<g, delta> - 0.5 <delta, (P J^T J + lambda I)
+/// delta>, the Armijo scale of the step, the next loss and the gain ratio.
 struct LmStep {
-  double alpha = 0, delta_norm = 0, loss0 = 0, loss1 = 0, predicted = 0, gain = 0;
+  double lambda = 0, alpha = 0, delta_norm = 0, loss0 = 0, loss1 = 0, predicted = 0, gain = 0;
 };
 template <class Space, class Problem, class X>
-LmStep lm_step(Space const& space, Problem const& problem, X const& x, double lambda, std::size_t cg_steps,
-               t3k::NewtonCgOptions const& o) {
+LmStep lm_step(Space const& space, Problem const& problem, X const& x, double lambda, double lambda_rel,
+               std::size_t cg_steps, t3k::NewtonCgOptions const& o) {
   LmStep st;
   auto frame = t3k::orthogonal_frame(space, x);
   auto eval = t3k::evaluate_loss(space, problem, x);
-  auto const g = variation_entries(t3k::riemannian_gradient(space, problem, frame, eval, t3k::ChunkSize::none()));
+  auto const g = variation_entries(t3k::riemannian_gradient(space, problem, frame, eval, t3k::ChunkSize::none()))[0];
   auto const gn = dense_gauss_newton(space, problem, frame);
   std::size_t const n = g.size();
+  if (lambda_rel > 0) {
+    double ggn = 0;
+    for (std::size_t k = 0; k < n; ++k) ggn += g[k] * dot(gn[k], g);
+    lambda = lambda_rel * ggn / dot(g, g);
+  }
+  st.lambda = lambda;
   auto apply = [&](std::vector<double> const& v) {  // (P J^T J + lambda I) v
     std::vector<double> out(n, 0.0);
     for (std::size_t k = 0; k < n; ++k) {
@@ -522,25 +533,13 @@ LmStep lm_step(Space const& space, Problem const& problem, X const& x, double la
   for (std::size_t b = 0; b <= o.max_backtracks && !accepted; ++b) {
     std::vector<double> step(n);
     for (std::size_t k = 0; k < n; ++k) step[k] = st.alpha * delta[k];
-    st.loss1 = t3k::evaluate_loss(space, problem, t3k::retract(space, frame, variation_of(space, frame, step))).loss;
+    st.loss1 = t3k::evaluate_loss(space, problem, t3k::retract(space, frame, variation_of(space, frame, {step}))).loss;
     accepted = st.loss1 <= st.loss0 + o.armijo_c1 * st.alpha * slope;
     if (!accepted) st.alpha *= 0.5;
   }
   EXPECT_TRUE(accepted);
   st.gain = (st.loss0 - st.loss1) / st.predicted;
   return st;
-}
-
-/// lambda_rel <g, GN g> / ||g||^2 at x, GN from dense_gauss_newton.
-template <class Space, class Problem, class X>
-double initial_damping(Space const& space, Problem const& problem, X const& x, double lambda_rel) {
-  auto frame = t3k::orthogonal_frame(space, x);
-  auto const g = variation_entries(
-      t3k::riemannian_gradient(space, problem, frame, t3k::evaluate_loss(space, problem, x), t3k::ChunkSize::none()));
-  auto const gn = dense_gauss_newton(space, problem, frame);
-  double ggn = 0;
-  for (std::size_t k = 0; k < g.size(); ++k) ggn += g[k] * dot(gn[k], g);
-  return lambda_rel * ggn / dot(g, g);
 }
 
 // Levenberg-Marquardt damping: lambda_0 = lambda_rel <g, GN g> / ||g||^2, then after each step the gain ratio
@@ -583,13 +582,12 @@ void newton_cg_damping_follows_the_gain_ratio() {
     ASSERT_EQ(saved.size(), 2u) << what;
     double const tol = step_tolerance<C>();
 
-    double const lambda0 = initial_damping(space, problem, x0, cs.lambda_rel);
-    auto const s1 = lm_step(space, problem, x0, lambda0, cs.cg_steps, o);
-    double const lambda1 = damping_after(lambda0, s1.gain);
+    auto const s1 = lm_step(space, problem, x0, 0.0, cs.lambda_rel, cs.cg_steps, o);
+    double const lambda1 = damping_after(s1.lambda, s1.gain);
     EXPECT_NEAR(fit.history[1].loss, s1.loss1, tol * s1.loss0) << what;
     EXPECT_NEAR(fit.history[1].step, s1.alpha * s1.delta_norm, tol * s1.delta_norm) << what;
     EXPECT_NEAR(saved[0].scalars.at("lambda"), lambda1, tol * lambda1) << what << ", gain " << s1.gain;
-    auto const s2 = lm_step(space, problem, saved[0].x, lambda1, cs.cg_steps, o);
+    auto const s2 = lm_step(space, problem, saved[0].x, lambda1, 0.0, cs.cg_steps, o);
     double const lambda2 = damping_after(lambda1, s2.gain);
     EXPECT_NEAR(fit.history[2].loss, s2.loss1, tol * s2.loss0) << what;
     EXPECT_NEAR(saved[1].scalars.at("lambda"), lambda2, tol * lambda2) << what << ", gain " << s2.gain;

@@ -1,7 +1,7 @@
 #pragma once
 /// \file matrix_product.hpp
 /// Dense matrix products C [+]= op(A) op(B) of contiguous LayoutRight matrices: the core contractions of the probe
-/// sweeps and the gradient assembly of J^T (SPEC.md sections 3, 7, 8) run here. Not API.
+/// sweeps and the gradient assembly of J^T (docs/math.md) run here. Not API.
 ///
 /// With Kokkos Kernels the product is KokkosBlas::gemm, which on host Views calls the BLAS TPL (OpenBLAS when
 /// Kokkos Kernels was configured with it, as scripts/setup.sh does; Debian's prebuilt Kokkos Kernels has it too)
@@ -9,7 +9,7 @@
 /// each entry as one sequential sum. Both are deterministic: the same call on the same shapes gives the same bits,
 /// which is all that the chunk-invariance of J^T asks of them (callers fix the shapes by probe blocks).
 
-#include "algorithms/impl/host_small_product.hpp"
+#include "algorithms/impl/host/host_small_product.hpp"
 #include "core/error.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
@@ -76,7 +76,7 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
 /// hosts without AVX-512, where OpenBLAS 0.3.21 runs them through its general path (host_small_product.hpp). Builds
 /// for AVX-512 hosts keep the BLAS: there OpenBLAS runs these shapes in its small-matrix kernels (SkylakeX, Cooper
 /// Lake), and on a Xeon with AVX-512 the kernel here ran each of BM_SmallProduct's shapes at 0.41-0.88x their speed
-/// (perf/README.md, session 23).
+/// (docs/performance.md).
 #define T3K_HOST_SMALL_PRODUCT_DISPATCH 1
 #endif
 
@@ -85,7 +85,7 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
 /// ones are all single entries, which the BLAS ran faster: 0.48-0.49 against 0.56-0.81 us for 64 x 5 by 5 x 3), and an
 /// inner dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x
 /// 8 by 8 x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core
-/// (perf/README.md, session 20, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more its
+/// (docs/performance.md, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more its
 /// speed ranged from 0.69x to 1.47x the BLAS's (a standalone program), so those products (J^T's, the Khatri-Rao-first
 /// steps at ranks 32) stay with the BLAS. A property of the shapes alone, so every block of a sweep takes the same
 /// path whatever its chunk.

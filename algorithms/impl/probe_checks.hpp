@@ -52,10 +52,8 @@ void check_jet_stack(std::string const& where, std::string const& name, std::vec
   }
 }
 
-/// K1 = min(K, d-1) + 1: the stored coefficients of a general jet (SPEC.md section 0).
-inline int general_jet_length(std::size_t order, std::size_t d) {
-  return int((order < d - 1 ? order : d - 1) + 1);
-}
+/// K1 = min(K, d-1) + 1: the stored coefficients of a general jet (docs/math.md).
+inline int general_jet_length(std::size_t order, std::size_t d) { return int((order < d - 1 ? order : d - 1) + 1); }
 /// Kl = min(K1, 2): the stored coefficients of a linear jet.
 inline int linear_jet_length(int k1) { return k1 < 2 ? k1 : 2; }
 

@@ -1,6 +1,6 @@
 #pragma once
 /// \file transpose_assembly.hpp
-/// The gradient assembly of J^T (SPEC.md section 8, step 5) with a reduction order fixed by absolute probe index.
+/// The gradient assembly of J^T (docs/math.md) with a reduction order fixed by absolute probe index.
 /// Not API.
 ///
 /// Summed results are added block by block (blocks of reduction_block_size_for<ExecutionSpace>() probes aligned to
@@ -8,9 +8,9 @@
 /// axis. The sequence of floating-point operations is therefore the same for every chunking, so chunked sums are
 /// bitwise equal to the unchunked one. Per-probe results are kernels over (probe, output entry).
 
+#include "algorithms/impl/host/register_strips.hpp"
 #include "algorithms/impl/jet_kernels.hpp"
 #include "algorithms/impl/matrix_product.hpp"
-#include "algorithms/impl/register_strips.hpp"
 #include "core/chunk_size.hpp"
 
 #include <type_traits>
@@ -83,7 +83,7 @@ struct TuckerPerProbeEntry {
   }
 };
 
-/// H~[a,u,b] contributions of one chunk (SPEC.md section 8) with the sum over orders regrouped by the order of mu
+/// H~[a,u,b] contributions of one chunk (docs/math.md) with the sum over orders regrouped by the order of mu
 /// and tau~ (as assemble_tt_summed explains):
 ///   sum_k mu[i]^(k)[a] S^(k)[u,b] + [has_left] tau~[i]^(k)[a] N^(k)[u,b],
 /// S = nu[i+1] ⋆ deta~_i + [i <= d-2] xi_i ⋆ sigma~[i+1] and N = xi_i ⊛ nu[i+1], the Khatri-Rao jets of the
@@ -145,10 +145,10 @@ struct TtAssembly {
   }
 };
 
-/// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over
+/// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (docs/math.md), as matrix products over
 /// the (probe, order) axis of each block of reduction_block_size_for<ExecutionSpace>() probes, blocks in order:
 ///   H~[a, (u,b)] += sum_{s,l} mu[i]^(l)[a] S^(l)[u,b] + [has_left] sum_{s,k} tau~[i]^(k)[a] N^(k)[u,b].
-/// SPEC.md's three terms, with their sums over orders regrouped by the order of mu: the MN deta~ term is
+/// The three terms of docs/math.md, with their sums over orders regrouped by the order of mu: the MN deta~ term is
 /// sum_k sum_{l<=k} mu^(l) nu^(k-l) deta~^(k) = sum_l mu^(l) sum_m deta~^(l+m) nu^(m), the PX sigma~ term
 /// sum_l mu^(l) sum_m xi^(m) sigma~^(l+m); together they are mu^(l) contracted with S^(l) = (nu ⋆ deta~ + xi ⋆
 /// sigma~)^(l), which the right-to-left sweep forms anyway (sigma~[i] = S . R_i), as it forms N = XN (nu[i] =
@@ -176,7 +176,8 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   } else {
     (void)partials;
     // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
-    // the products are too small for the BLAS's own threads to speed up (perf/README.md, "Two threads, continued").
+    // the products are too small for the BLAS's own threads to speed up (docs/performance.md, "Two threads,
+    // continued").
     for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
       auto const out_slab = column_slab(a_ub, c0, c1);
       for (std::size_t s = 0; s < rows; s += block_size) {
@@ -193,7 +194,7 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   }
 }
 
-/// V~ (nO, N) += the chunk's contributions summed over probes (SPEC.md section 8), as matrix products over the
+/// V~ (nO, N) += the chunk's contributions summed over probes (docs/math.md), as matrix products over the
 /// (probe, order) axis of each block of reduction_block_size_for<ExecutionSpace>() probes, blocks in order:
 ///   V~ += sum_{s,k} eta^(k) (x) r^(k) + sum_{s,m} dxi~^(m) (x) omega^(m)
 /// with the chunk's residuals and probe pairs packed into contiguous jets `resid` (rows, K1, N), `omega` (rows, Kl, N).

@@ -27,7 +27,7 @@ struct TransposeWorkspace {
   std::vector<J3> outer_by_right;                        // O_i with axes (a, b, o), for E; filled once per call
   /// Factors of the right-hand products stored transposed, filled once per call, so that every product of the sweep
   /// multiplies by an untransposed factor (MatrixSide::cols_out), the form OpenBLAS runs in its small-matrix
-  /// kernels (a transposed factor took its general path at these shapes: perf/README.md, session 16). Each is a
+  /// kernels (a transposed factor took its general path at these shapes: docs/performance.md). Each is a
   /// (1, rows, cols) jet holding one matrix: U_i^T (N_i x nU_i); R_i^T ((nU_i rR_{i+1}) x rR_i) and O_i^T
   /// (rR_{i+1} x (rL_i nO_i)) for i >= 1 (empty for i = 0, which has no such products).
   std::vector<J3> up_transposed, right_transposed, outer_transposed;

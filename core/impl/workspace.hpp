@@ -2,11 +2,10 @@
 /// \file workspace.hpp
 /// One flat allocation per call, carved into the jet arrays a sweep needs. The same layout code runs twice: once
 /// on a counting arena (no memory) to size the buffer, once on the real buffer. The memory model of section 14
-/// of SPEC.md is read off the counting pass, so it cannot drift from what is allocated. Not API.
+/// of docs/math.md is read off the counting pass, so it cannot drift from what is allocated. Not API.
 
-#include "algorithms/impl/jet_kernels.hpp"
-#include "core/chunk_size.hpp"
-#include "core/impl/host_blocks.hpp"
+#include "core/error.hpp"
+#include "core/impl/jet_views.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
 #include <array>
@@ -74,27 +73,6 @@ auto build_workspace(ExecutionSpace const& space, std::string const& label, Layo
   WorkspaceArena<Scalar, MemorySpace> arena(buffer);
   auto views = layout(arena);
   return std::make_pair(std::move(views), buffer);
-}
-
-/// Probe rows per pass of a probe sweep (probes, probe jets, J) whose workspace is `layout(arena, rows)`: none and
-/// fixed sizes as rows_per_chunk; `auto` on device backends is all rows (kernels want rows), on host backends the
-/// rows whose workspace fits host_sweep_chunk_workspace_bytes per thread that block products are spread over (whole
-/// blocks: host_chunk_rows; the sweep then stays in cache: J at W = 10^5 ran 1.8x faster with 8 MiB than in one pass,
-/// and 2 MiB, a core's L2 on the Xeon measured, was up to 12% faster again). The sweeps' results do not depend on it.
-template <class ExecutionSpace, class Scalar, class MemorySpace, class Layout>
-std::size_t sweep_chunk_rows(ChunkSize const& chunk, std::size_t n_probes, Layout&& layout) {
-  if (chunk.kind() != ChunkSize::Kind::automatic || !runs_on_host<ExecutionSpace>()) {
-    return rows_per_chunk(chunk, n_probes, reduction_block_size_for<ExecutionSpace>());  // auto: all rows
-  }
-  // The layout is affine in the rows from one block per thread on (below it the probe pack buffer grows too, one
-  // block per row range): count it there and at twice that.
-  std::size_t const threads = block_threads(ExecutionSpace());
-  std::size_t const b = reduction_block_size * threads;
-  WorkspaceArena<Scalar, MemorySpace> at1, at2;
-  (void)layout(at1, b);
-  (void)layout(at2, 2 * b);
-  std::size_t const per_row = sizeof(Scalar) * (at2.size() - at1.size()) / b;
-  return host_chunk_rows(per_row, n_probes, threads, host_sweep_chunk_workspace_bytes);
 }
 
 }  // namespace impl

@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
     strong_scaling(rank, size, bench, w, repeats < 1 ? 1 : repeats);
     if (rank == 0) {
       predicted_memory(bench, 100000000);
-      Shape const large{"SPEC.md section 10 large shape",
+      Shape const large{"large shape of the cost model",
                         std::vector<std::size_t>(8, 1000),
                         std::vector<std::size_t>(8, 64),
                         {1, 64, 128, 128, 128, 128, 128, 64, 1},

@@ -101,7 +101,9 @@ struct BatchedProductTiles {
 
   /// Whether a team of `threads` keeps its sums in scratch (teams smaller than a tile: host spaces) rather than in
   /// registers (one micro-tile per thread: GPUs).
-  static bool sums_in_scratch(int threads, TileShape t) { return threads < (t.m / micro_tile) * (t.n / micro_tile); }
+  KOKKOS_INLINE_FUNCTION static bool sums_in_scratch(int threads, TileShape t) {
+    return threads < (t.m / micro_tile) * (t.n / micro_tile);
+  }
   /// Scratch of the staged slabs (level 0) and of the sums where sums_in_scratch (level 1: a tile of sums is larger
   /// than host spaces' level 0).
   static std::size_t slab_bytes(TileShape t) {
@@ -250,25 +252,27 @@ int team_threads(ExecutionSpace const& space, Functor const& functor, std::size_
 }
 
 /// C [+]= op(A_1) op(B_1) [+ op(A_2) op(B_2)] as `batches` batches of inner indices (ProductTerm::inner_per_batch):
-/// one batch writes or adds to C (output overwrite or accumulate); several write their sums into `partials`
-/// (batches * m x n) and are then added to C in batch order (C += partial 0, += partial 1, ...). One or two kernel
-/// launches. **Blocking:** no.
+/// with `partials` (batches * m x n, accumulate) every batch writes its sums there and a second kernel adds them to C
+/// in batch order (C += partial 0, += partial 1, ...); without, one batch writes or adds to C directly (output
+/// overwrite or accumulate). One or two kernel launches. **Blocking:** no.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void batched_product(ExecutionSpace const& space, char const* label, ProductTerm<Scalar, MemorySpace> const& first,
                      ProductTerm<Scalar, MemorySpace> const* second, Matrix<Scalar, MemorySpace> c, int batches,
                      bool accumulate, Matrix<Scalar, MemorySpace> partials = {}) {
   int const m = int(c.extent(0)), n = int(c.extent(1));
   if (m == 0 || n == 0 || batches == 0) return;
-  T3K_DEBUG_ASSERT(batches == 1 || (accumulate && partials.extent(0) >= std::size_t(batches) * std::size_t(m)));
+  bool const by_partials = partials.extent(0) > 0;
+  T3K_DEBUG_ASSERT(by_partials ? (accumulate && partials.extent(0) >= std::size_t(batches) * std::size_t(m))
+                               : batches == 1);
   TileShape const tile = tile_shape(std::size_t(m), std::size_t(n));
   int const tiles_m = (m + tile.m - 1) / tile.m, tiles_n = (n + tile.n - 1) / tile.n;
   ProductOutput const output =
-      batches > 1 ? ProductOutput::partials : (accumulate ? ProductOutput::accumulate : ProductOutput::overwrite);
+      by_partials ? ProductOutput::partials : (accumulate ? ProductOutput::accumulate : ProductOutput::overwrite);
   using Tiles = BatchedProductTiles<ExecutionSpace, Scalar, MemorySpace>;
   Tiles const tiles{first,
                     second ? *second : first,
                     second ? 2 : 1,
-                    batches > 1 ? partials : c,
+                    by_partials ? partials : c,
                     output,
                     m,
                     n,
@@ -291,7 +295,7 @@ void batched_product(ExecutionSpace const& space, char const* label, ProductTerm
                              .set_scratch_size(1, Kokkos::PerTeam(sums)),
                          tiles);
   }
-  if (batches > 1) {
+  if (by_partials) {
     Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, m * n),
                          AddPartialsInOrder<Scalar, MemorySpace>{c, partials, n, batches});
   }

@@ -77,7 +77,7 @@ int workspace_size(Scalar query) {
 
 /// Thin QR of a row-major m x n matrix: A = Q Z with Q (m x k, orthonormal columns) and Z (k x n, upper
 /// trapezoidal), k = min(m, n). Q and Z are returned row-major. No pivoting and no rank truncation: a rank-deficient
-/// A still gives k columns (SPEC.md section 5: QR does not truncate). Returns k.
+/// A still gives k columns (docs/math.md: QR does not truncate). Returns k.
 template <class Scalar>
 int host_thin_qr(int m, int n, Scalar const* a, std::vector<Scalar>& q, std::vector<Scalar>& z) {
   static_assert(std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value,

@@ -7,24 +7,26 @@
 /// inner dimension of one rank, and (64 x N) (N x 8) against U_i^T, an output one rank wide. OpenBLAS 0.3.21 (Debian's)
 /// has small-matrix kernels for these only in its SkylakeX and Cooper Lake builds; on other cores (AMD Zen, Haswell)
 /// it zeroes C for beta, then packs both factors, and the packing and the calls' fixed costs take about half of a probe
-/// sweep (perf/README.md, "An AMD EPYC (Zen 3) VM"). This kernel packs nothing except a transposed B, a panel at a
+/// sweep (docs/performance.md, "An AMD EPYC (Zen 3) VM"). This kernel packs nothing except a transposed B, a panel at a
 /// time: it keeps a tile of C (host_tile_rows rows by two vectors) in registers, broadcasts A's entries and reads B's
 /// rows as vectors.
 ///
 /// Each entry of C is one sequential sum over the inner index, from zero (then added to C when accumulating), the
 /// order of the plain kernel matrix_product_kernel, each step one fused multiply-add where the build targets FMA
 /// (multiply_add_vector, multiply_add). A row's bits never depend on the row count or on the register tile that holds
-/// it (tested), so a probe's rows do not depend on its chunk, and the sweeps stay chunk-invariant (SPEC.md section 9).
+/// it (tested), so a probe's rows do not depend on its chunk, and the sweeps stay chunk-invariant (docs/math.md).
 ///
 /// Written with GNU vector extensions (GCC, Clang): with plain loops GCC 12 kept multi-row accumulators on the stack or
-/// split them into narrower vectors by code form (perf/README.md, sessions 13, 14, 19).
+/// split them into narrower vectors by code form (docs/performance.md).
 
 #include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
 
-#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
+// T3K_NO_HOST_SMALL_PRODUCT: the CMake option T3K_HOST_SMALL_PRODUCT=OFF.
+#if defined(__GNUC__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__) && \
+    !defined(T3K_NO_HOST_SMALL_PRODUCT)
 #define T3K_HAVE_HOST_SMALL_PRODUCT 1
 #if defined(__AVX__) && defined(__FMA__)
 #include <immintrin.h>
@@ -126,7 +128,7 @@ struct HostProductTerm {
 /// as the eight multiply-add steps of an inner dimension of 8). The loops that fill and store the accumulators are
 /// unrolled by pragma: GCC 12 unrolled them only after its scalar replacement of aggregates had run, so it kept the
 /// accumulators in a stack array, loaded into registers before the inner loop and stored back after it, every tile
-/// (64 x 64 x 8 in double: 2.39-2.53 -> 1.93-2.05 us per block with both changes, perf/README.md, session 21).
+/// (64 x 64 x 8 in double: 2.39-2.53 -> 1.93-2.05 us per block with both changes, docs/performance.md).
 template <class Scalar, int Rows, int Vectors>
 inline void host_product_tiles(HostProductTerm<Scalar> const* terms, int n_terms, int i0, int i_end, int j0, Scalar* c,
                                std::size_t ldc, bool continue_sums, bool add_to_c) {

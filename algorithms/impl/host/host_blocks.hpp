@@ -4,14 +4,14 @@
 /// of a host execution space.
 ///
 /// The host sweeps do their core contractions as one BLAS product per block of probes (jet_kernels.hpp,
-/// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at issue 8's J^T
-/// shape, a few hundred microseconds), and OpenBLAS runs them no faster on two threads than on one (measured:
-/// 192 x 512 x 32 at 21 GFLOP/s on one thread, 23 on two; 192 x 32 x 512 at 31 and 26), so a chunk's products left
-/// to the BLAS's own threads keep one thread of the space busy and the others waiting. Handing each thread whole
-/// blocks, each multiplied by the single-threaded BLAS, uses them all. Every block's product is the same call on the
-/// same shapes, always single-threaded, so its bits do not depend on the thread that ran it, on the number of
-/// threads, nor on the chunk (a lone block runs in a parallel region too: see for_each_block_on_host_threads;
-/// under a Kokkos Tools library every block runs on the calling thread instead: see spreads_blocks_over_threads).
+/// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at the target J^T
+/// (BM_JT_Target) shape, a few hundred microseconds), and OpenBLAS runs them no faster on two threads than on one
+/// (measured: 192 x 512 x 32 at 21 GFLOP/s on one thread, 23 on two; 192 x 32 x 512 at 31 and 26), so a chunk's
+/// products left to the BLAS's own threads keep one thread of the space busy and the others waiting. Handing each
+/// thread whole blocks, each multiplied by the single-threaded BLAS, uses them all. Every block's product is the same
+/// call on the same shapes, always single-threaded, so its bits do not depend on the thread that ran it, on the number
+/// of threads, nor on the chunk (a lone block runs in a parallel region too: see for_each_block_on_host_threads; under
+/// a Kokkos Tools library every block runs on the calling thread instead: see spreads_blocks_over_threads).
 ///
 /// Why an OpenMP loop and not a Kokkos kernel: the body calls the BLAS through Kokkos Kernels, which may launch
 /// Kokkos work or fence on the same instance; Kokkos 4's OpenMP backend holds a per-instance mutex while a kernel
@@ -19,6 +19,7 @@
 /// thread (both Kokkos 3.4 and 4.x run a kernel launched inside an OpenMP parallel region on that thread). BLAS
 /// libraries run single-threaded inside an OpenMP parallel region (OpenBLAS's OpenMP build, MKL).
 
+#include "core/impl/jet_views.hpp"
 #include "core/impl/kokkos_compat.hpp"
 
 #include <cstddef>
@@ -83,12 +84,6 @@ void for_each_block_on_host_threads(ExecutionSpace const& space, int n_blocks, B
   for (int b = 0; b < n_blocks; ++b) body(b);
 }
 
-/// Rows [first, first + count) of a chunk: the range_index-th range for_each_row_range_on_host_threads hands out.
-struct RowRange {
-  std::size_t first = 0, count = 0;
-  int range_index = 0;
-};
-
 /// Whether the calling thread is inside a row range of for_each_row_range_on_host_threads (set for the range's
 /// duration, on that thread only).
 inline bool& inside_row_range() {
@@ -101,15 +96,15 @@ inline bool& inside_row_range() {
 /// otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover the whole
 /// chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of steps,
 /// each step a kernel or a block product on its rows, instead of every step being a parallel region that all threads
-/// enter and leave (at issue 8's J^T shape ~140 regions per 128-probe pass, 17% of two-thread time spent waiting in
-/// them: perf/README.md, "Row ranges per thread"). Every range starts on a block, so the block products inside see
-/// the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the bits do not
-/// change. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread (parallel_for_rows):
-/// Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex, and both 3.4 and
-/// 4.x would run them on the calling thread anyway. The ranges (range_index < block_threads(space)) depend only on
-/// rows, block_size and the thread count. The body must write disjoint data per range and must not throw; a buffer
-/// that steps of different shapes share must place a range's rows at an offset none of them changes (the threads are
-/// at different steps at the same time).
+/// enter and leave (at the J^T target shape (BM_JT_Target) ~140 regions per 128-probe pass, 17% of two-thread time
+/// spent waiting in them: docs/performance.md, "Row ranges per thread"). Every range starts on a block, so the block
+/// products inside see the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the
+/// bits do not change. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread
+/// (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex,
+/// and both 3.4 and 4.x would run them on the calling thread anyway. The ranges (range_index < block_threads(space))
+/// depend only on rows, block_size and the thread count. The body must write disjoint data per range and must not
+/// throw; a buffer that steps of different shapes share must place a range's rows at an offset none of them changes
+/// (the threads are at different steps at the same time).
 /// **Blocking:** yes.
 template <class ExecutionSpace, class Body>
 void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t rows, std::size_t block_size,

@@ -6,7 +6,7 @@
 /// array that the compiler is meant to keep in vector registers. That only happens when the strip's width is a
 /// compile-time constant: with a run-time width GCC 12 kept the array on the stack and copied it out with a call to
 /// memcpy. Where every row is narrower than the widest strip (TT ranks 8 make rows of 8 in J^T's Khatri-Rao jets),
-/// that call took about as long as the arithmetic (perf/README.md, session 14). for_each_strip splits a row into
+/// that call took about as long as the arithmetic (docs/performance.md). for_each_strip splits a row into
 /// strips whose widths are all constants.
 ///
 /// The width never changes which operations make an entry: each entry is the same sum in the same order, whatever

@@ -3,13 +3,11 @@
 /// The host BLAS behind Kokkos Kernels' dense products, as it describes itself, and the one setting of it that a user
 /// may have to change: which of its kernels OpenBLAS runs.
 ///
-/// Debian's OpenBLAS (0.3.21, a DYNAMIC_ARCH build) picks its kernels from the CPU's family and model number when it is
-/// loaded. A CPU newer than the library, such as the Xeon of family 6 model 207 measured in perf/README.md (session
-/// 23), is a model it does not know, and it falls back to its Prescott kernels (SSE3): there dgemm ran at 13-15 GFLOP/s
-/// on one core against 55-72 with its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX or Cooperlake), issue 8's J^T took
-/// 2.7x as long, and every BLAS and LAPACK call of T3K runs on those kernels. The choice is made before main runs and
-/// only the environment variable OPENBLAS_CORETYPE changes it, so T3K cannot fix it for the process it runs in:
-/// openblas_core_advice says which value to set, and the t3k tool prints it.
+/// Debian's OpenBLAS (a DYNAMIC_ARCH build) picks its kernels from the CPU's family and model number when it is
+/// loaded. A CPU newer than the library is a model it does not know, and it falls back to its Prescott kernels (SSE3),
+/// several times slower than its AVX2 or AVX-512 ones for every BLAS and LAPACK call of T3K (docs/performance.md). The
+/// choice is made before main runs and only the environment variable OPENBLAS_CORETYPE changes it, so T3K cannot fix
+/// it for the process it runs in: openblas_core_advice says which value to set, and the t3k tool prints it.
 
 #include "core/impl/kokkos_compat.hpp"
 
@@ -72,7 +70,7 @@ inline std::string host_openblas_core() {
 
 /// The host BLAS behind Kokkos Kernels' products as it describes itself ("OpenBLAS 0.3.21 ... DYNAMIC_ARCH ...
 /// USE_OPENMP Zen MAX_THREADS=64; core Zen" for OpenBLAS), or why there is none. The core decides how fast T3K's
-/// dense products run, so figures from two hosts compare only with it in view (perf/README.md).
+/// dense products run, so figures from two hosts compare only with it in view (docs/performance.md).
 inline std::string host_blas_description() {
 #if !defined(T3K_HAVE_KOKKOSKERNELS)
   return "none (no Kokkos Kernels: T3K's plain product kernel)";

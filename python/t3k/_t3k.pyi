@@ -1,0 +1,210 @@
+"""
+T3K: Tucker tensor trains, their probe jets, the Jacobian J and its transpose, on NumPy arrays.
+
+Kokkos is initialized on import (its host backend, OpenMP where built with it; OMP_NUM_THREADS sets the
+threads) and finalized at interpreter exit. Calls release the GIL and run one at a time.
+"""
+
+from collections.abc import Sequence
+
+import numpy
+import numpy.typing
+
+
+reduction_block_size: int = 64
+
+class TuckerTensorTrain:
+    """
+    A Tucker tensor train: Tucker cores U_i of shape (n_i, N_i) and TT cores G_i of shape (r_i, n_i, r_{i+1}),
+    X[j_0, .., j_{d-1}] = 1^T M_0(j_0) .. M_{d-1}(j_{d-1}) 1 with M_i(j)[a, b] = sum_u G_i[a, u, b] U_i[u, j].
+
+    The cores are held as given when they are C-contiguous arrays of the T3's dtype (no copy: changing them
+    changes the T3), else as converted copies. The properties return read-only views of them.
+    """
+
+    def __init__(self, tucker_cores: Sequence[numpy.typing.ArrayLike], tt_cores: Sequence[numpy.typing.ArrayLike], dtype: numpy.typing.DTypeLike = None) -> None:
+        """
+        Builds a T3 from d Tucker cores (n_i, N_i) and d TT cores (r_i, n_i, r_{i+1}).
+
+        dtype: float32 or float64; by default float32 when tucker_cores[0] is float32, else float64.
+        Raises ValueError naming the core and both shapes when the cores do not fit together.
+        """
+
+    @staticmethod
+    def random(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], seed: int = 0, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain:
+        """
+        A T3 with i.i.d. normal cores (Tucker cores scaled by 1/sqrt(N_i), TT cores by 1/sqrt(r_i n_i)),
+        the same for a seed on every backend. tt_ranks has d + 1 entries r_0..r_d (usually r_0 = r_d = 1).
+        """
+
+    def to_dense(self) -> numpy.ndarray:
+        """The dense tensor, shape (N_0, .., N_{d-1}) (for small tensors)."""
+
+    def norm(self) -> float:
+        """The Frobenius norm ||X||, computed from the cores."""
+
+    @property
+    def tucker_cores(self) -> list[numpy.ndarray]:
+        """U_0..U_{d-1}, read-only views (n_i, N_i)."""
+
+    @property
+    def tt_cores(self) -> list[numpy.ndarray]:
+        """G_0..G_{d-1}, read-only views (r_i, n_i, r_{i+1})."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(N_0, .., N_{d-1})."""
+
+    @property
+    def tucker_ranks(self) -> list[int]:
+        """[n_0, .., n_{d-1}]."""
+
+    @property
+    def tt_ranks(self) -> list[int]:
+        """[r_0, .., r_d] (d + 1 entries)."""
+
+    @property
+    def n_modes(self) -> int:
+        """d, the number of modes."""
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        """float32 or float64."""
+
+    def __repr__(self) -> str: ...
+
+class OrthogonalFrame:
+    """
+    The orthogonal frame of a T3 (docs/math.md): up Tucker factors U_i (nU_i, N_i), left-orthogonal L_i
+    (rL_i, nU_i, rL_{i+1}), right-orthogonal R_i (rR_i, nU_i, rR_{i+1}) and outer O_i (rL_i, nO_i, rR_{i+1})
+    TT cores, and, for a frame built from a T3, the centre factors S_i (nO_i, nU_i).
+    """
+
+    def __init__(self, up_tucker: Sequence[numpy.typing.ArrayLike], left_tt: Sequence[numpy.typing.ArrayLike], right_tt: Sequence[numpy.typing.ArrayLike], outer_tt: Sequence[numpy.typing.ArrayLike], centre_tucker: Sequence[numpy.typing.ArrayLike] | None = None, dtype: numpy.typing.DTypeLike = None) -> None:
+        """
+        A frame from its cores (e.g. read from a file). Raises ValueError when the cores do not fit together.
+        """
+
+    @property
+    def up_tucker(self) -> list[numpy.ndarray]:
+        """U_i (nU_i, N_i), orthonormal rows."""
+
+    @property
+    def left_tt(self) -> list[numpy.ndarray]:
+        """L_i (rL_i, nU_i, rL_{i+1})."""
+
+    @property
+    def right_tt(self) -> list[numpy.ndarray]:
+        """R_i (rR_i, nU_i, rR_{i+1})."""
+
+    @property
+    def outer_tt(self) -> list[numpy.ndarray]:
+        """O_i (rL_i, nO_i, rR_{i+1})."""
+
+    @property
+    def centre_tucker(self) -> list[numpy.ndarray] | None:
+        """
+        S_i (nO_i, nU_i) with C_i[a, u, b] = sum_o O_i[a, o, b] S_i[o, u], or None.
+        """
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(N_0, .., N_{d-1})."""
+
+    @property
+    def n_modes(self) -> int:
+        """d, the number of modes."""
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        """float32 or float64."""
+
+class T3Variation:
+    """
+    A stack of variations (tangent vectors in frame coordinates, docs/math.md): Tucker blocks V_i of shape
+    (n_stack, nO_i, N_i) and TT blocks H_i of shape (n_stack, rL_i, nU_i, rR_{i+1}).
+    """
+
+    def __init__(self, tucker: Sequence[numpy.typing.ArrayLike], tt: Sequence[numpy.typing.ArrayLike], dtype: numpy.typing.DTypeLike = None) -> None:
+        """
+        A variation stack from its blocks (held without a copy where the layout allows, as T3 cores).
+        """
+
+    @staticmethod
+    def zeros(frame: OrthogonalFrame, n_stack: int = 1) -> T3Variation:
+        """A zero stack of n_stack variations with the frame's shapes."""
+
+    @property
+    def tucker(self) -> list[numpy.ndarray]:
+        """V_i (n_stack, nO_i, N_i), read-only views."""
+
+    @property
+    def tt(self) -> list[numpy.ndarray]:
+        """H_i (n_stack, rL_i, nU_i, rR_{i+1}), read-only views."""
+
+    @property
+    def n_stack(self) -> int:
+        """The length of the stack axis."""
+
+    @property
+    def n_modes(self) -> int:
+        """d, the number of modes."""
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        """float32 or float64."""
+
+def probes(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike]) -> list[numpy.ndarray]:
+    """
+    Order-0 probes z_i = X contracted with ww[m] in every mode m != i: one (W, N_i) array per mode.
+
+    ww: one (W, N_i) array per mode. Raises ValueError naming the array and both shapes.
+    """
+
+def probe_derivatives(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], order: int, chunk_size: int | str | None = 'auto') -> list[numpy.ndarray]:
+    """
+    Probe jets of X: one (W, order + 1, N_i) array per mode holding the Taylor coefficients z_i^(k) of
+    z_i(t) = X contracted with ww[m] + t pp[m] in every mode m != i (coefficients, not derivatives: no k!).
+    Orders k >= d are zero.
+
+    ww, pp: one (W, N_i) array per mode. chunk_size: probes per pass ('auto', None for all at once, or an
+    integer); the result does not depend on it. Raises ValueError naming the array and both shapes.
+    """
+
+def orthogonal_frame(x: TuckerTensorTrain) -> OrthogonalFrame:
+    """
+    The orthogonal frame of X by QR sweeps, with its centre factors (docs/math.md).
+    """
+
+def tangent_probe_derivatives(frame: OrthogonalFrame, v: T3Variation, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], order: int, chunk_size: int | str | None = 'auto') -> list[numpy.ndarray]:
+    """
+    The Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t), one
+    (n_stack, W, order + 1, N_i) array per mode. J acts on all variations, gauged or not.
+    """
+
+def probe_derivatives_transpose(frame: OrthogonalFrame, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], residuals: Sequence[numpy.typing.ArrayLike], sum_over_probes: bool = True, chunk_size: int | str | None = None) -> T3Variation:
+    """
+    J^T: residual jets back-projected into a variation, so that for every v
+    sum(J(v) * r) over probes, modes, orders and entries = sum_i <V_i, V~_i> + <H_i, H~_i>.
+
+    residuals: one (W, K+1, N_i) array per mode, or (n_t, W, K+1, N_i) for a stack of n_t.
+    sum_over_probes: True gives n_t variations (the gradients J^T r); False gives n_t * W, index t * W + s.
+    chunk_size: probes per pass (None: all at once, 'auto': the memory model's choice, or an integer, rounded
+    down to a multiple of reduction_block_size); every chunk size gives the same result bit for bit.
+    The result is not gauged.
+    """
+
+def estimate_chunk_size(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int:
+    """
+    The balance chunk size of J^T for these T3 shapes: the largest chunk whose workspace stays within the
+    bytes of the probe data itself; a multiple of block_rows, or all probes. Nothing runs.
+    """
+
+def max_chunk_size_within(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, target_bytes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int:
+    """
+    The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.
+    Raises ValueError stating the bytes needed when even one block does not fit.
+    """
+
+def num_threads() -> int:
+    """Threads of the host execution space Kokkos was initialized with."""

@@ -1,0 +1,53 @@
+"""Brute-force dense references for the tests: every quantity formed from the dense tensor by its definition in
+docs/math.md, with NumPy only (no T3K code)."""
+
+import itertools
+
+import numpy as np
+
+
+def t3_dense(tucker, tt):
+    """X[j_0, .., j_{d-1}] = 1^T M_0(j_0) .. M_{d-1}(j_{d-1}) 1 with M_i(j)[a, b] = sum_u G_i[a, u, b] U_i[u, j]."""
+    partial = np.ones((1, tt[0].shape[0]))  # (entries so far, bond)
+    shape = []
+    for u, g in zip(tucker, tt):
+        m = np.einsum("aub,uj->ajb", g, u)
+        partial = np.einsum("Ia,ajb->Ijb", partial, m).reshape(-1, m.shape[2])
+        shape.append(u.shape[1])
+    return partial.sum(axis=1).reshape(shape)
+
+
+def contract_all_but(x, vectors, keep):
+    """x contracted with vectors[m] in every mode m != keep (a vector of length x.shape[keep])."""
+    out = x
+    for m in sorted(range(x.ndim), reverse=True):  # from the last axis, so that axis numbers stay valid
+        if m != keep:
+            out = np.tensordot(out, vectors[m], axes=([m], [0]))
+    return out
+
+
+def dense_jets(x, ww, pp, order):
+    """Jets by the subset expansion: z_i^(k) = sum over sets S of k modes other than i of x contracted with pp[m]
+    for m in S and ww[m] otherwise; zero for k >= d."""
+    d = x.ndim
+    n_probes = ww[0].shape[0]
+    jets = [np.zeros((n_probes, order + 1, x.shape[i])) for i in range(d)]
+    for i in range(d):
+        others = [m for m in range(d) if m != i]
+        for k in range(min(order, d - 1) + 1):
+            for subset in itertools.combinations(others, k):
+                for s in range(n_probes):
+                    vectors = [pp[m][s] if m in subset else ww[m][s] for m in range(d)]
+                    jets[i][s, k] += contract_all_but(x, vectors, i)
+    return jets
+
+
+def tangent_dense(up, left, right, outer, v_tucker, v_tt):
+    """T(v) = sum_i [centre i with H_i as centre core] + [centre i with O_i, and V_i in place of U_i]."""
+    d = len(up)
+    total = 0.0
+    for i in range(d):
+        total = total + t3_dense(up, left[:i] + [v_tt[i]] + right[i + 1 :])
+        tucker = up[:i] + [v_tucker[i]] + up[i + 1 :]
+        total = total + t3_dense(tucker, left[:i] + [outer[i]] + right[i + 1 :])
+    return total

@@ -1,0 +1,72 @@
+import ast
+import pathlib
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from conftest import random_probe_set, random_t3
+
+import t3k
+
+
+def test_calls_from_several_threads_give_the_serial_results(rng):
+    shape = (4, 3, 5)
+    x, _, _ = random_t3(rng, shape, (2, 3, 2), (1, 2, 2, 1))
+    probe_sets = [random_probe_set(rng, shape, 40) for _ in range(4)]
+    serial = [t3k.probe_derivatives(x, ww, pp, 2) for ww, pp in probe_sets]
+    results = [None] * 4
+
+    def work(k):
+        for _ in range(5):
+            results[k] = t3k.probe_derivatives(x, *probe_sets[k], 2)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    for expected, got in zip(serial, results):
+        for a, b in zip(expected, got):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_the_interpreter_exits_cleanly_with_t3k_objects_alive():
+    script = (
+        "import t3k\n"
+        "x = t3k.TuckerTensorTrain.random([3, 4], [2, 2], [1, 2, 1], seed=1)\n"
+        "f = t3k.orthogonal_frame(x)\n"
+        "v = t3k.T3Variation.zeros(f)\n"
+        "print('alive', x.norm() > 0)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "alive True"
+    assert "Kokkos" not in done.stderr
+
+
+def test_the_stub_declares_every_public_name():
+    stub = pathlib.Path(t3k.__file__).with_name("_t3k.pyi")
+    tree = ast.parse(stub.read_text())
+    declared = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            declared.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    assert set(t3k.__all__) - {"__version__"} <= declared
+
+
+def test_the_stub_is_what_stubgen_writes_for_the_module(tmp_path):
+    stubgen = pytest.importorskip("nanobind.stubgen")
+    out = tmp_path / "_t3k.pyi"
+
+    stubgen.main(["-q", "-m", "t3k._t3k", "-o", str(out)])
+
+    committed = pathlib.Path(t3k.__file__).with_name("_t3k.pyi")
+    assert out.read_text() == committed.read_text(), "regenerate python/t3k/_t3k.pyi (docs/python.md)"
