@@ -1,6 +1,6 @@
 #pragma once
 /// \file collective.hpp
-/// What the command-line tool needs to run under `mpirun -np P` (SPEC.md section 16): MPI set-up and tear-down,
+/// What the command-line tool needs to run under `mpirun -np P` (docs/math.md, sharding): MPI set-up and tear-down,
 /// failures that end every rank the same way, and outputs of a sharded probe set written by rank 0 alone.
 ///
 /// The rule that keeps the ranks from hanging: work that can fail on some ranks only (reading this rank's rows,
@@ -10,7 +10,7 @@
 /// (t3k::impl::collective_check). With one rank `collectively` is the plain call, so the single-process tool keeps
 /// its exceptions, messages and exit codes unchanged.
 
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/communicator.hpp"
 
@@ -88,8 +88,8 @@ void abort_if_distributed(Communicator const& comm, int exit_code);
 
 /// One output file of a sharded run, written by rank 0 alone with the atomic io::Writer; the other ranks send it
 /// their rows. Datasets of per-probe results are streamed: rank 0 writes its rows, then receives and writes the
-/// rows of rank 1, 2, ... one rank at a time, so no rank ever holds more than two shards (SPEC.md section 16:
-/// never gather W onto one rank). The file equals the single-process output.
+/// rows of rank 1, 2, ... one rank at a time, so no rank ever holds more than two shards (a shard
+/// is what fits on one rank, so W is never gathered onto one). The file equals the single-process output.
 ///
 /// Errors on rank 0 (the file cannot be created or written) do not break the exchange: rank 0 keeps receiving
 /// and writes nothing more, and `commit` turns the first error into a CollectiveError on every rank. With one

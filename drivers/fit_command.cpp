@@ -4,14 +4,15 @@
 #include "drivers/fit_command.hpp"
 
 #include "drivers/collective.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "drivers/exit_codes.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "core/error.hpp"
 
+#include <fmt/core.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -46,10 +47,10 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   Config config;
   try {
     // Every rank reads the configuration (a file every rank must see, like the data file).
-    cli::collectively(comm, exit_code_of, [&] { config = load_config(options.config); });
+    cli::collectively(comm, cli::fit_exit_code, [&] { config = load_config(options.config); });
   } catch (std::exception const& e) {
-    if (root) std::fprintf(stderr, "t3k fit: error: %s\n", e.what());
-    return exit_code_of(e);
+    if (root) fmt::print(stderr, "t3k fit: error: {}\n", e.what());
+    return cli::fit_exit_code(e);
   }
 
   // The configuration's Kokkos settings, unless the command line gives them.
@@ -83,23 +84,19 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   try {
     return run_fit(config, options.run, comm);
   } catch (std::exception const& e) {
-    int const code = exit_code_of(e);
+    int const code = cli::fit_exit_code(e);
     // With several ranks, run_fit throws on every rank alike (CollectiveError for what may fail on one rank, the
     // others from replicated decisions or the library's collective checks). Any other exception failed on this
     // rank alone while the others may wait in a collective call: MPI_Abort ends them.
-    bool const on_every_rank =
-        dynamic_cast<cli::CollectiveError const*>(&e) != nullptr || dynamic_cast<ConfigError const*>(&e) != nullptr ||
-        dynamic_cast<FitUsageError const*>(&e) != nullptr || dynamic_cast<FitRuntimeError const*>(&e) != nullptr ||
-        dynamic_cast<FitStopped const*>(&e) != nullptr || dynamic_cast<InvalidArgument const*>(&e) != nullptr ||
-        dynamic_cast<DimensionMismatch const*>(&e) != nullptr;
+    bool const on_every_rank = cli::thrown_on_every_rank(e);
     if (root || !on_every_rank) {
       std::string const where =
           comm.size() > 1 && !on_every_rank ? "rank " + std::to_string(comm.rank_index()) + ": " : std::string();
       // FitStopped is not an error: the run did what --stop-after asked.
-      if (code == 3) {
-        std::fprintf(stderr, "t3k fit: %s%s\n", where.c_str(), e.what());
+      if (code == cli::exit_stopped) {
+        fmt::print(stderr, "t3k fit: {}{}\n", where, e.what());
       } else {
-        std::fprintf(stderr, "t3k fit: error: %s%s\n", where.c_str(), e.what());
+        fmt::print(stderr, "t3k fit: error: {}{}\n", where, e.what());
       }
     }
     if (!on_every_rank) cli::abort_if_distributed(comm, code);

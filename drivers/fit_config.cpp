@@ -50,99 +50,11 @@ ConfigError::ConfigError(std::string const& file, std::string key_path, Location
 
 namespace {
 
-// ------------------------------------------------------------------------------------------------- key tables
-
-enum class Kind { real, integer, boolean, choice };
-
-/// One optimizer key: its kind and the closed or open interval it must lie in (choices for Kind::choice).
-struct KeySpec {
-  char const* key;
-  Kind kind;
-  double min;
-  bool min_open;
-  double max;
-  bool max_open;
-  char const* choices;  // '|'-separated
-};
-
 constexpr double inf = std::numeric_limits<double>::infinity();
-
-// Common to every optimizer (name, max_iterations and seed are handled on their own).
-KeySpec const common_keys[] = {
-    {"tol_relative_residual", Kind::real, 0, false, inf, false, nullptr},
-    {"tol_gradient", Kind::real, 0, false, inf, false, nullptr},
-    {"tol_decrease", Kind::real, 0, false, inf, false, nullptr},
-    {"tol_step", Kind::real, 0, false, inf, false, nullptr},
-};
-
-KeySpec const newton_cg_keys[] = {
-    {"cg_rtol", Kind::real, 0, true, 1, false, nullptr},
-    {"cg_max_iterations", Kind::integer, 1, false, 1e9, false, nullptr},
-    {"levenberg_marquardt", Kind::boolean, 0, false, 0, false, nullptr},
-    {"lambda_rel", Kind::real, 0, true, inf, false, nullptr},
-    {"armijo_c1", Kind::real, 0, true, 1, true, nullptr},
-    {"max_backtracks", Kind::integer, 0, false, 1000, false, nullptr},
-};
-
-KeySpec const gradient_descent_keys[] = {
-    {"armijo_c1", Kind::real, 0, true, 1, true, nullptr},
-    {"max_backtracks", Kind::integer, 0, false, 1000, false, nullptr},
-    {"initial_step", Kind::real, 0, false, inf, false, nullptr},
-};
-
-KeySpec const mc_sgd_keys[] = {
-    {"batch_size", Kind::integer, 1, false, 1e15, false, nullptr},
-    {"step", Kind::real, 0, false, inf, false, nullptr},
-    {"step_safety", Kind::real, 0, true, inf, false, nullptr},
-    {"power_iterations", Kind::integer, 1, false, 1e6, false, nullptr},
-    {"curvature_batches", Kind::integer, 1, false, 1e6, false, nullptr},
-    {"schedule", Kind::choice, 0, false, 0, false, "constant|inverse_time|cosine"},
-    {"decay", Kind::real, 0, true, inf, false, nullptr},
-    {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
-    {"keep_loss_stack", Kind::boolean, 0, false, 0, false, nullptr},
-};
-
-KeySpec const adam_keys[] = {
-    {"batch_size", Kind::integer, 0, false, 1e15, false, nullptr},
-    {"alpha_rel", Kind::real, 0, true, inf, false, nullptr},
-    {"beta1", Kind::real, 0, false, 1, true, nullptr},
-    {"beta2", Kind::real, 0, false, 1, true, nullptr},
-    {"epsilon", Kind::real, 0, true, inf, false, nullptr},
-    {"eval_every", Kind::integer, 1, false, 1e15, false, nullptr},
-    {"keep_loss_stack", Kind::boolean, 0, false, 0, false, nullptr},
-};
-
-struct OptimizerTable {
-  char const* name;
-  KeySpec const* begin;
-  KeySpec const* end;
-};
-
-OptimizerTable const optimizer_tables[] = {
-    {"newton_cg", std::begin(newton_cg_keys), std::end(newton_cg_keys)},
-    {"gradient_descent", std::begin(gradient_descent_keys), std::end(gradient_descent_keys)},
-    {"mc_sgd", std::begin(mc_sgd_keys), std::end(mc_sgd_keys)},
-    {"adam", std::begin(adam_keys), std::end(adam_keys)},
-};
 
 std::string join(std::vector<std::string> const& parts, char const* separator) {
   std::string out;
   for (std::size_t k = 0; k < parts.size(); ++k) out += (k ? separator : "") + parts[k];
-  return out;
-}
-
-std::vector<std::string> split_choices(char const* choices) {
-  std::vector<std::string> out;
-  std::string current;
-  for (char const* c = choices; *c; ++c) {
-    if (*c == '|') {
-      out.push_back(current);
-      current.clear();
-    } else {
-      current += *c;
-    }
-  }
-  out.push_back(current);
   return out;
 }
 
@@ -396,6 +308,8 @@ class Parser {
   void parse_problem(YAML::Node const& node);
   void parse_model(YAML::Node const& node);
   void parse_optimizer(YAML::Node const& node);
+  template <class Options>
+  void parse_optimizer_keys(YAML::Node const& node, std::string const& name, Options& options);
   void parse_output(YAML::Node const& node);
   void parse_kokkos(YAML::Node const& node);
   void cross_checks();
@@ -545,46 +459,44 @@ void Parser::parse_optimizer(YAML::Node const& node) {
     fail_at(p + ".name", l, "missing key (one of " + join(names, ", ") + ")");
   }
   std::string const name = text(p + ".name", name_node, "one of " + join(names, ", "));
-  OptimizerTable const* table = nullptr;
-  for (auto const& t : optimizer_tables) {
-    if (name == t.name) table = &t;
-  }
-  if (!table) fail(p + ".name", name_node, "must be one of " + join(names, ", ") + ", got " + describe(name_node));
-  std::vector<std::string> allowed{"name", "max_iterations", "seed"};
-  std::vector<KeySpec> specs(std::begin(common_keys), std::end(common_keys));
-  specs.insert(specs.end(), table->begin, table->end);
-  for (auto const& s : specs) allowed.push_back(s.key);
-  auto const k = members(node, p, allowed, " for optimizer " + name);
+  auto choice = default_options(name);
+  if (!choice) fail(p + ".name", name_node, "must be one of " + join(names, ", ") + ", got " + describe(name_node));
   auto& o = config_.optimizer;
-  o.name = name;
-  if (k.count("max_iterations")) {
-    o.max_iterations = std::size_t(integer(p + ".max_iterations", k.at("max_iterations"), 0, std::uint64_t(1) << 40));
-  }
-  if (k.count("seed")) o.seed = integer(p + ".seed", k.at("seed"), 0);
-  for (auto const& s : specs) {
-    auto it = k.find(s.key);
+  o.options = std::move(*choice);
+  std::visit([&](auto& options) { parse_optimizer_keys(node, name, options); }, o.options);
+}
+
+template <class Options>
+void Parser::parse_optimizer_keys(YAML::Node const& node, std::string const& name, Options& options) {
+  std::string const p = "optimizer";
+  auto const& keys = all_keys<Options>();
+  std::vector<std::string> allowed{"name"};
+  for (auto const& key : keys) allowed.push_back(key.key);
+  auto const k = members(node, p, allowed, " for optimizer " + name);
+  for (auto const& key : keys) {
+    auto it = k.find(key.key);
     if (it == k.end()) continue;
-    std::string const kp = p + "." + s.key;
-    switch (s.kind) {
-      case Kind::real:
-        o.numbers[s.key] = real(kp, it->second, s.min, s.min_open, s.max, s.max_open);
+    std::string const kp = p + "." + key.key;
+    switch (key.kind) {
+      case KeyKind::real:
+        key.set(options, real(kp, it->second, key.min, key.min_open, key.max, key.max_open));
         break;
-      case Kind::integer:
-        o.numbers[s.key] = double(integer(kp, it->second, std::uint64_t(s.min), std::uint64_t(s.max)));
+      case KeyKind::integer:
+        key.set(options, integer(kp, it->second, key.integer_min, key.integer_max));
         break;
-      case Kind::boolean:
-        o.flags[s.key] = boolean(kp, it->second);
+      case KeyKind::boolean:
+        key.set(options, boolean(kp, it->second));
         break;
-      case Kind::choice: {
-        auto const choices = split_choices(s.choices);
-        std::string const v = text(kp, it->second, "one of " + join(choices, ", "));
-        if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
-          fail(kp, it->second, "must be one of " + join(choices, ", ") + ", got " + describe(it->second));
+      case KeyKind::choice: {
+        std::string const v = text(kp, it->second, "one of " + join(key.choices, ", "));
+        if (std::find(key.choices.begin(), key.choices.end(), v) == key.choices.end()) {
+          fail(kp, it->second, "must be one of " + join(key.choices, ", ") + ", got " + describe(it->second));
         }
-        o.words[s.key] = v;
+        key.set(options, v);
         break;
       }
     }
+    config_.optimizer.given.insert(key.key);
   }
 }
 
@@ -643,9 +555,9 @@ void Parser::cross_checks() {
             "has " + std::to_string(model.tt_ranks->size()) + " entries, expected d + 1 = " +
                 std::to_string(model.tucker_ranks->size() + 1) + " (model.tucker_ranks has d entries)");
   }
-  auto const& o = config_.optimizer;
-  if (o.name == "mc_sgd" && config_.source == ProblemSource::synthetic && o.numbers.count("batch_size") &&
-      o.numbers.at("batch_size") > double(config_.synthetic.n_probes)) {
+  auto const* mc_sgd = std::get_if<McSgdOptions>(&config_.optimizer.options);
+  if (mc_sgd && config_.source == ProblemSource::synthetic && config_.optimizer.given.count("batch_size") &&
+      mc_sgd->batch_size > config_.synthetic.n_probes) {
     fail_at("optimizer.batch_size", at("optimizer.batch_size"),
             "is out of range: larger than the number of probes problem.synthetic.n_probes = " +
                 std::to_string(config_.synthetic.n_probes));
@@ -658,6 +570,31 @@ void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
   out << YAML::Flow << YAML::BeginSeq;
   for (auto e : v) out << e;
   out << YAML::EndSeq;
+}
+
+/// The optimizer keys the file gives, other than max_iterations and seed: numbers, then booleans, then words, each
+/// group sorted by key (the order fingerprints of existing checkpoints were written in). Numbers as doubles.
+template <class Options>
+void emit_given_keys(YAML::Emitter& out, Options const& options, std::set<std::string> const& given, bool fingerprint) {
+  std::vector<OptionKey<Options> const*> keys;
+  for (auto const& key : all_keys<Options>()) {
+    std::string const name = key.key;
+    if (!given.count(name) || name == "max_iterations" || name == "seed") continue;
+    if (fingerprint && name.rfind("tol_", 0) == 0) continue;
+    keys.push_back(&key);
+  }
+  auto group = [](KeyKind kind) { return kind == KeyKind::boolean ? 1 : kind == KeyKind::choice ? 2 : 0; };
+  std::sort(keys.begin(), keys.end(), [&](auto const* a, auto const* b) {
+    return std::make_pair(group(a->kind), std::string(a->key)) < std::make_pair(group(b->kind), std::string(b->key));
+  });
+  for (auto const* key : keys) {
+    out << YAML::Key << key->key << YAML::Value;
+    KeyValue const v = key->get(options);
+    if (auto const* real = std::get_if<double>(&v)) out << *real;
+    if (auto const* integer = std::get_if<std::uint64_t>(&v)) out << double(*integer);
+    if (auto const* flag = std::get_if<bool>(&v)) out << *flag;
+    if (auto const* word = std::get_if<std::string>(&v)) out << *word;
+  }
 }
 
 void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
@@ -708,15 +645,11 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
   }
   out << YAML::EndMap << YAML::EndMap;
   out << YAML::Key << "optimizer" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << c.optimizer.name;
-  if (!fingerprint) out << YAML::Key << "max_iterations" << YAML::Value << c.optimizer.max_iterations;
-  out << YAML::Key << "seed" << YAML::Value << c.optimizer.seed;
-  for (auto const& [key, value] : c.optimizer.numbers) {
-    if (fingerprint && key.rfind("tol_", 0) == 0) continue;
-    out << YAML::Key << key << YAML::Value << value;
-  }
-  for (auto const& [key, value] : c.optimizer.flags) out << YAML::Key << key << YAML::Value << value;
-  for (auto const& [key, value] : c.optimizer.words) out << YAML::Key << key << YAML::Value << value;
+  out << YAML::Key << "name" << YAML::Value << c.optimizer.name();
+  if (!fingerprint) out << YAML::Key << "max_iterations" << YAML::Value << c.optimizer.common().max_iterations;
+  out << YAML::Key << "seed" << YAML::Value << c.optimizer.common().seed;
+  std::visit([&](auto const& options) { emit_given_keys(out, options, c.optimizer.given, fingerprint); },
+             c.optimizer.options);
   out << YAML::EndMap;
   out << YAML::Key << "chunk_size" << YAML::Value << c.chunk_size;
   if (!fingerprint) {
@@ -819,12 +752,6 @@ Config load_config(std::string const& path) {
   ::close(fd);
   if (!problem.empty()) throw ConfigError(path, "", {0, 0}, problem);
   return parse_config(text, path);
-}
-
-std::vector<std::string> optimizer_names() {
-  std::vector<std::string> names;
-  for (auto const& t : optimizer_tables) names.push_back(t.name);
-  return names;
 }
 
 }  // namespace fit

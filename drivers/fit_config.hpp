@@ -8,14 +8,18 @@
 /// driver exits with code 2 on it. Checks that need the data (shapes of an HDF5 probe set or initial T3) are made
 /// later by the driver, which reports them through `Config::error_at` with the same format.
 ///
-/// This header does not include yaml-cpp or Kokkos: the fuzz test and the CLI link the loader alone.
+/// This header does not include yaml-cpp.
+
+#include "drivers/optimizer_keys.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace t3k {
@@ -51,7 +55,7 @@ struct SyntheticProblem {
   std::uint64_t seed = 0;
 };
 
-/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights) of SPEC.md section 17.
+/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights; docs/file-format.md).
 struct DataProblem {
   std::string file;                  ///< as written in the config
   std::string resolved_file;         ///< relative to the config file's directory
@@ -68,15 +72,18 @@ struct ModelConfig {
   double perturbation = 0;  ///< truth_perturbation EPS
 };
 
-/// optimizer: the name, the common controls and the optimizer's own keys (only those given; the driver fills the
-/// rest from the option structs' defaults).
+/// optimizer: the options of the optimizer it names, typed (optimizer_keys.hpp); keys the file leaves out keep the
+/// option struct's defaults. The driver sets chunk_size and callback of the common options itself.
 struct OptimizerConfig {
-  std::string name;  ///< newton_cg | gradient_descent | mc_sgd | adam
-  std::size_t max_iterations = 100;
-  std::uint64_t seed = 0;
-  std::map<std::string, double> numbers;     ///< real and integer keys (integers exact)
-  std::map<std::string, bool> flags;         ///< boolean keys
-  std::map<std::string, std::string> words;  ///< choice keys (schedule)
+  OptimizerChoice options;
+  /// The keys the file gives: summary.yaml and the checkpoint fingerprint echo these and no defaults, so that a
+  /// fingerprint stays the same when a default changes.
+  std::set<std::string> given;
+
+  std::string name() const { return optimizer_name(options); }
+  OptimizerOptions const& common() const {
+    return std::visit([](auto const& o) -> OptimizerOptions const& { return o.common; }, options);
+  }
 };
 
 struct OutputConfig {
@@ -123,9 +130,6 @@ struct Config {
 Config parse_config(std::string const& text, std::string const& file);
 /// Reads and parses a file. **Throws:** ConfigError (also when the file cannot be read).
 Config load_config(std::string const& path);
-
-/// The optimizer names and each one's own keys, for messages and docs.
-std::vector<std::string> optimizer_names();
 
 }  // namespace fit
 }  // namespace t3k

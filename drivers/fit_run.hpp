@@ -7,17 +7,15 @@
 /// Kokkos must be initialized before `run_fit` (the command initializes it after parsing the configuration, with
 /// the configured thread count).
 ///
-/// Under MPI (SPEC.md section 16) every rank holds only its rows of the probe set: a synthetic problem is generated
-/// by seed, each rank drawing only its rows of the same global set; a data problem is read as this rank's
-/// hyperslab. The optimizer runs on every rank with the same iterates; rank 0 alone prints and writes the run
-/// directory and the checkpoints.
+/// Under MPI (docs/math.md, sharding) every rank holds only its rows of the probe set (fit_setup.hpp). The optimizer
+/// runs on every rank with the same iterates; rank 0 alone prints and writes the run directory and the checkpoints.
+/// Exit codes: exit_codes.hpp.
 
 #include "drivers/fit_config.hpp"
 
 #include "core/communicator.hpp"
 
 #include <cstddef>
-#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,20 +68,6 @@ struct RunFiles {
 /// FitRuntimeError (exit 1), FitStopped (exit 3); t3k::io::FileError for outputs that cannot be written;
 /// t3k::cli::CollectiveError (its exit code) with several ranks.
 int run_fit(Config const& config, RunOptions const& options, Communicator const& comm = Communicator());
-
-/// The exit code of `t3k fit` for an exception (fit_command.hpp lists them).
-int exit_code_of(std::exception const& e);
-
-/// One point of a convergence curve (for the SVG writer).
-struct PlotSeries {
-  std::string label;
-  std::vector<double> x, y;
-};
-
-/// A standalone SVG of one log-scale panel per series against a shared linear x axis, with axes, decade ticks,
-/// tick labels, axis labels and a title. Non-positive or non-finite values break the curve.
-std::string convergence_svg(std::string const& title, std::string const& x_label,
-                            std::vector<PlotSeries> const& series);
 
 }  // namespace fit
 }  // namespace t3k

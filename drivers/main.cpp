@@ -1,19 +1,21 @@
 /// \file main.cpp
-/// The command-line tool `t3k` (SPEC.md section 17): probe jets, frames, J v and J^T r on HDF5 files, and a
-/// self-checking demo.
+/// The command-line tool `t3k` (docs/file-format.md lists what each command reads and writes): probe jets, frames, J v
+/// and J^T r on HDF5 files, and a self-checking demo.
 ///
-/// Exit codes: 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file), with one line
-/// naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
+/// Exit codes (exit_codes.hpp): 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file),
+/// with one line naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
 ///
-/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; SPEC.md section 16) jets, jv, jtr and fit shard the probe set:
+/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; docs/math.md, sharding) jets, jv, jtr and fit shard the probe set:
 /// each rank reads only its rows (Communicator::shard_range) and rank 0 alone writes the one output file, equal to
 /// the single-process one. frame, demo and estimate-chunk have no probe set to share and run on rank 0. A failure
 /// on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
 
 #include "drivers/collective.hpp"
-#include "drivers/file_safety.hpp"
+#include "drivers/device_copies.hpp"
+#include "drivers/exit_codes.hpp"
 #include "drivers/fit_command.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "algorithms/probe_derivatives.hpp"
 #include "algorithms/random_t3.hpp"
@@ -56,21 +58,7 @@ using Mem = Space::memory_space;
 using DeviceMatrix = Kokkos::View<double**, Kokkos::LayoutRight, Mem>;
 using DeviceArray3 = Kokkos::View<double***, Kokkos::LayoutRight, Mem>;
 
-/// Bad input the user can fix (exit code 2); the message names the flag or the dataset.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// The exit code of an exception (see the file comment); also how a sharded run classifies a failing rank's error.
-int exit_code_of(std::exception const& e) {
-  if (auto const* collective = dynamic_cast<cli::CollectiveError const*>(&e)) return collective->exit_code();
-  bool const bad_input = dynamic_cast<io::FileError const*>(&e) != nullptr ||
-                         dynamic_cast<UsageError const*>(&e) != nullptr ||
-                         dynamic_cast<t3k::InvalidArgument const*>(&e) != nullptr ||
-                         dynamic_cast<t3k::DimensionMismatch const*>(&e) != nullptr;
-  return bad_input ? 2 : 1;
-}
+using cli::UsageError;
 
 /// This rank's rows of a probe set (all rows with one rank).
 io::RowSelector shard_rows(Communicator const& comm) {
@@ -106,21 +94,8 @@ void check_in_out(Options const& opt) {
   }
 }
 
-// ------------------------------------------------------------------------------------------ host <-> device copies
-
-/// Contiguous LayoutRight copies of host arrays in the default memory space (no copy when that is the host).
-template <class HostView>
-std::vector<Kokkos::View<typename HostView::non_const_data_type, Kokkos::LayoutRight, Mem>> to_device(
-    std::vector<HostView> const& host) {
-  std::vector<Kokkos::View<typename HostView::non_const_data_type, Kokkos::LayoutRight, Mem>> out;
-  for (auto const& h : host) out.push_back(Kokkos::create_mirror_view_and_copy(Mem{}, h));
-  return out;
-}
-
-template <class View>
-Kokkos::View<typename View::non_const_data_type, Kokkos::LayoutRight, Kokkos::HostSpace> to_host(View const& v) {
-  return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-}
+using cli::to_device;
+using cli::to_host;
 
 template <class Dst, class Src>
 t3k::OrthogonalFrame<double, Dst> copy_frame(t3k::OrthogonalFrame<double, Src> const& f) {
@@ -170,7 +145,7 @@ int run_jets(Options const& opt, Communicator const& comm) {
   io::HostT3 x_host;
   io::ProbeSet probes;
   std::size_t order = 0;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     check_in_out(opt);
     io::Reader in(opt.in);
     x_host = in.read_t3();
@@ -179,20 +154,20 @@ int run_jets(Options const& opt, Communicator const& comm) {
   });
   Space space;
   io::JetStack jets;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     auto const x = t3k::copy_t3_to<Mem>(space, x_host);
     auto const ww = to_device(probes.w);
     auto const pp = to_device(probes.p);
     auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
     for (auto const& zi : z) jets.push_back(to_host(zi));
   });
-  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/jets/" + std::to_string(i), jets[i]);
   out.on_root([&](io::Writer& w) {
     w.write_root_attributes(root_attributes(x_host.n_modes(), probes.n_file_probes(), order));
   });
   out.commit();
-  return 0;
+  return cli::exit_success;
 }
 
 int run_frame(Options const& opt) {
@@ -208,7 +183,7 @@ int run_frame(Options const& opt) {
   a.d = std::int64_t(frame.n_modes());
   out.write_root_attributes(a);
   out.commit();
-  return 0;
+  return cli::exit_success;
 }
 
 int run_jv(Options const& opt, Communicator const& comm) {
@@ -216,7 +191,7 @@ int run_jv(Options const& opt, Communicator const& comm) {
   io::HostVariation v_host;
   io::ProbeSet probes;
   std::size_t order = 0;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     check_in_out(opt);
     io::Reader in(opt.in);
     frame_host = in.read_frame();
@@ -226,7 +201,7 @@ int run_jv(Options const& opt, Communicator const& comm) {
   });
   Space space;
   io::JetStack jets;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     auto const frame = copy_frame<Mem>(frame_host);
     auto const v = copy_variation<Mem>(v_host);
     auto const ww = to_device(probes.w);
@@ -240,13 +215,13 @@ int run_jv(Options const& opt, Communicator const& comm) {
       jets.push_back(first);
     }
   });
-  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/tangent_jets/" + std::to_string(i), jets[i]);
   out.on_root([&](io::Writer& w) {
     w.write_root_attributes(root_attributes(frame_host.n_modes(), probes.n_file_probes(), order));
   });
   out.commit();
-  return 0;
+  return cli::exit_success;
 }
 
 int run_jtr(Options const& opt, Communicator const& comm) {
@@ -254,7 +229,7 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   io::HostFrame frame_host;
   io::ProbeSet probes;
   io::JetStack residual_host;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     try {
       chunk = t3k::ChunkSize::parse(opt.chunk_size);
       check_in_out(opt);
@@ -273,7 +248,7 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   t3k::OrthogonalFrame<double, Mem> frame;
   std::vector<DeviceMatrix> ww, pp;
   std::vector<DeviceArray3> residual;
-  cli::collectively(comm, exit_code_of, [&] {
+  cli::collectively(comm, cli::command_exit_code, [&] {
     frame = copy_frame<Mem>(frame_host);
     ww = to_device(probes.w);
     pp = to_device(probes.p);
@@ -286,8 +261,8 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   // reduction; per probe, this rank's rows. Its shape checks are collective, so it fails on every rank or none.
   auto const grad_device = t3k::probe_derivatives_transpose(space, comm, frame, ww, pp, residual, options);
   io::HostVariation grad;
-  cli::collectively(comm, exit_code_of, [&] { grad = copy_variation<Kokkos::HostSpace>(grad_device); });
-  cli::ShardedWriter out(comm, exit_code_of, opt.out);
+  cli::collectively(comm, cli::command_exit_code, [&] { grad = copy_variation<Kokkos::HostSpace>(grad_device); });
+  cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   if (opt.per_probe) {
     for (std::size_t i = 0; i < grad.n_modes(); ++i) {
       out.write_view_rows("/grad_per_probe/tucker/" + std::to_string(i), grad.tucker[i]);
@@ -300,7 +275,7 @@ int run_jtr(Options const& opt, Communicator const& comm) {
     w.write_root_attributes(root_attributes(frame_host.n_modes(), probes.n_file_probes(), order));
   });
   out.commit();
-  return 0;
+  return cli::exit_success;
 }
 
 /// Order-0 probes of the first `n_check` probes by brute force on the dense tensor (host, row-major).
@@ -370,7 +345,7 @@ std::uint64_t parse_bytes(std::string const& text, char const* flag) {
 
 int estimate_chunk(Options const& opt);
 
-/// t3k estimate-chunk: the memory model of J^T for the given shapes (SPEC.md section 14), no data needed; sizes
+/// t3k estimate-chunk: the memory model of J^T for the given shapes (docs/math.md, chunking), no data needed; sizes
 /// whose byte counts pass 2^64 are refused, never wrapped.
 int run_estimate_chunk(Options const& opt) {
   try {
@@ -421,7 +396,7 @@ int estimate_chunk(Options const& opt) {
   if (max_bytes > 0) {
     fmt::print("max_chunk_size_within: {}\n", capped);
   }
-  return 0;
+  return cli::exit_success;
 }
 
 int run_demo(Options const& opt) {
@@ -497,7 +472,7 @@ int run_demo(Options const& opt) {
   double const tolerance = 1e-12;  // ~4500 eps: sums of a few thousand terms of order one
   bool const ok = jet_vs_probe <= tolerance && dense_err <= tolerance;
   fmt::print("{}\n", ok ? "demo OK" : "demo FAILED: a check exceeded 1e-12");
-  return ok ? 0 : 1;
+  return ok ? cli::exit_success : cli::exit_failure;
 }
 
 // ------------------------------------------------------------------------------------------------------- version
@@ -635,7 +610,7 @@ int main(int argc, char** argv) {
 
   if (auto const bad = check_kokkos_args(kokkos_args)) {
     if (root) fmt::print(stderr, "t3k: error: {}\n", *bad);
-    return 2;
+    return cli::exit_bad_input;
   }
 
   Options opt;
@@ -694,11 +669,11 @@ int main(int argc, char** argv) {
     return root ? app.exit(e) : e.get_exit_code();
   } catch (CLI::ParseError const& e) {
     if (root) fmt::print(stderr, "t3k: error: {}\n", e.what());
-    return 2;
+    return cli::exit_bad_input;
   }
   if (version) {
     if (root) print_version();
-    return 0;
+    return cli::exit_success;
   }
   auto const selected = app.get_subcommands();
   if (selected.empty()) {
@@ -706,7 +681,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "{}", app.help());
       fmt::print(stderr, "t3k: error: a command is required\n");
     }
-    return 2;
+    return cli::exit_bad_input;
   }
   CLI::App* const command = selected.front();
   std::string const name = command->get_name();
@@ -724,7 +699,7 @@ int main(int argc, char** argv) {
     if (command == jv) return run_jv(opt, comm);
     if (command == jtr) return run_jtr(opt, comm);
     // Commands without a probe set to share run on rank 0; the other ranks wait for its exit code.
-    int code = 1;
+    int code = cli::exit_failure;
     if (root) {
       try {
         if (command == demo) {
@@ -738,7 +713,7 @@ int main(int argc, char** argv) {
         }
       } catch (std::exception const& e) {
         fmt::print(stderr, "t3k {}: error: {}\n", name, e.what());
-        code = exit_code_of(e);
+        code = cli::command_exit_code(e);
       }
     }
     comm.broadcast(&code, 1);
@@ -750,14 +725,13 @@ int main(int argc, char** argv) {
   } catch (std::exception const& e) {
     // The library's collective checks throw on every rank alike; anything else failed on this rank alone, and the
     // other ranks may wait for it in a collective call: then MPI_Abort is the only way to end them.
-    bool const on_every_rank = dynamic_cast<t3k::InvalidArgument const*>(&e) != nullptr ||
-                               dynamic_cast<t3k::DimensionMismatch const*>(&e) != nullptr;
+    bool const on_every_rank = cli::thrown_on_every_rank(e);
     if (root || !on_every_rank) {
       fmt::print(stderr, "t3k {}: error: {}{}\n", name,
                  comm.size() > 1 && !on_every_rank ? fmt::format("rank {}: ", comm.rank_index()) : std::string(),
                  e.what());
     }
-    if (!on_every_rank) cli::abort_if_distributed(comm, exit_code_of(e));
-    return exit_code_of(e);
+    if (!on_every_rank) cli::abort_if_distributed(comm, cli::command_exit_code(e));
+    return cli::command_exit_code(e);
   }
 }

@@ -1,6 +1,6 @@
 #pragma once
 /// \file adam.hpp
-/// Riemannian Adam with per-core adaptivity (SPEC.md section 15): the first moment is a gauged tangent vector
+/// Riemannian Adam with per-core adaptivity (docs/math.md, adam): the first moment is a gauged tangent vector
 /// transported by projection onto the new tangent space; the second moment is one scalar per variation core.
 
 #include "algorithms/tangent_space_projection.hpp"
@@ -12,19 +12,6 @@
 #include <optional>
 
 namespace t3k {
-
-struct AdamOptions {
-  OptimizerOptions common;
-  std::size_t batch_size = 0;  ///< 0: full batch
-  double alpha_rel = 1e-2;     ///< alpha = alpha_rel * ||X0||_F / sqrt(number of variation entries)
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double epsilon = 1e-8;
-  std::size_t eval_every = 1;  ///< full loss every this many steps (minibatches)
-  /// Minibatches: keep the full loss's probe-jet stack allocated between its evaluations (as McSgdOptions'). The full
-  /// batch always evaluates into the step's residual, which the next step takes.
-  bool keep_loss_stack = false;
-};
 
 namespace impl {
 
@@ -54,7 +41,8 @@ void scale_core(ExecutionSpace const& space, View const& v, double alpha) {
 /// moments v_c <- b2 v_c + (1-b2) ||g_c||^2 / size_c, bias correction, delta_c = -alpha m^_c / (sqrt(v^_c) + eps)
 /// core by core (per-core scaling keeps the gauge), X <- R_X(delta). Full batch: a step starts from the full-loss
 /// evaluation of its point where there is one (eval_every), so each point's probe jets are formed once, and that
-/// evaluation writes into the residual array of the step before it instead of a fresh one (perf/README.md, session 14).
+/// evaluation writes into the residual array of the step before it instead of a fresh one: no fresh allocation to
+/// first-touch per step (BM_Optimizer_Adam).
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
@@ -135,13 +123,16 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     auto delta = copy_variation(space, m);
     for (std::size_t i = 0; i < d; ++i) {
       for (int kind = 0; kind < 2; ++kind) {
-        double const sq = kind == 0 ? impl::core_square_norm(space, g.tucker[i]) : impl::core_square_norm(space, g.tt[i]);
+        double const sq =
+            kind == 0 ? impl::core_square_norm(space, g.tucker[i]) : impl::core_square_norm(space, g.tt[i]);
         double const size = double(kind == 0 ? g.tucker[i].span() : g.tt[i].span());
         double& vc = second[2 * i + kind];
         vc = options.beta2 * vc + (1 - options.beta2) * sq / size;
         double const factor = -alpha / c1 / (std::sqrt(vc / c2) + options.epsilon);
-        if (kind == 0) impl::scale_core(space, delta.tucker[i], factor);
-        else impl::scale_core(space, delta.tt[i], factor);
+        if (kind == 0)
+          impl::scale_core(space, delta.tucker[i], factor);
+        else
+          impl::scale_core(space, delta.tt[i], factor);
       }
     }
     double const step = double(variation_norm(space, delta));

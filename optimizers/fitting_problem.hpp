@@ -1,10 +1,10 @@
 #pragma once
 /// \file fitting_problem.hpp
-/// The fitting problem of SPEC.md section 15: probe pairs (w, p), order K, target jets y and optional per-probe
+/// The fitting problem (docs/math.md): probe pairs (w, p), order K, target jets y and optional per-probe
 /// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
 /// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
 ///
-/// Sharding (SPEC.md section 16): a problem may hold only this rank's contiguous rows of a probe set sharded
+/// Sharding (docs/math.md): a problem may hold only this rank's contiguous rows of a probe set sharded
 /// across the ranks of `comm`. Losses and the J^T-based products then sum over ranks (J^T: this rank's chunked sum,
 /// then one reduction per call, before the gauge projection); J and every tangent-space operation stay local
 /// (the frame and the tangents are replicated), so the optimizers produce the same iterates on every rank.
@@ -89,7 +89,8 @@ void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace>
 
 /// sum_s c_s sum_{k,j} a[s,k,j] b[s,k,j] over every mode (deterministic for a fixed backend and thread count).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-double weighted_jet_dot(ExecutionSpace const& space, std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
+double weighted_jet_dot(ExecutionSpace const& space,
+                        std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
                         std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& b,
                         Kokkos::View<Scalar*, MemorySpace> weights) {
   double total = 0;
@@ -131,7 +132,7 @@ bool stack_fits(std::vector<View> const& views, std::vector<std::size_t> const& 
 /// Loss, residual and probe jets at one point.
 template <class Scalar, class MemorySpace>
 struct LossEvaluation {
-  double loss = 0;                                                     ///< 0.5 sum c ||z - y||^2
+  double loss = 0;                                                                  ///< 0.5 sum c ||z - y||^2
   std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
 };
 
@@ -139,8 +140,8 @@ struct LossEvaluation {
 /// (collective) for a sharded problem. **Blocking:** yes.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
-  return 0.5 * problem.comm.allreduce_sum(
-                   impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
+  return 0.5 *
+         problem.comm.allreduce_sum(impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
 }
 
 /// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
@@ -196,8 +197,8 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
 /// The full loss at x for the minibatch optimizers (mc_sgd, adam), which evaluate it every few steps. With `keep`,
 /// the probe jets go into `stack` (the previous evaluation's, when it fits) and stay there for the next call: no
 /// fresh W x (K+1) x sum N_i allocation to first-touch per evaluation, at the price of holding it through the
-/// minibatch steps in between (perf/README.md, session 15). Without, `stack` is left empty. The loss has the same bits
-/// either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
+/// minibatch steps in between (BM_Optimizer_McSgdKeptLossStack). Without, `stack` is left empty. The loss has the same
+/// bits either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double full_loss_at(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
                     TuckerTensorTrain<Scalar, MemorySpace> const& x, bool keep, ProbeJets<Scalar, MemorySpace>& stack) {
@@ -231,12 +232,12 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
                                                       FittingProblem<Scalar, MemorySpace> const& problem,
                                                       OrthogonalFrame<Scalar, MemorySpace> const& frame,
-                                                      T3Variation<Scalar, MemorySpace> const& v,
-                                                      ChunkSize chunk_size,
+                                                      T3Variation<Scalar, MemorySpace> const& v, ChunkSize chunk_size,
                                                       TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
   TangentProbeJets<Scalar, MemorySpace> jv;
-  bool const fits = jv_buffer != nullptr && impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(),
-                                                                          problem.order + 1}, frame.mode_shapes());
+  bool const fits =
+      jv_buffer != nullptr &&
+      impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, frame.mode_shapes());
   if (fits) {
     jv = *jv_buffer;
     tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
@@ -270,7 +271,8 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
   FittingProblem<Scalar, MemorySpace> sub;
   sub.order = problem.order;
   std::size_t const b = rows.size();
-  Kokkos::View<std::size_t*, MemorySpace> index(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
+  Kokkos::View<std::size_t*, MemorySpace> index(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
   auto h = Kokkos::create_mirror_view(index);
   for (std::size_t q = 0; q < b; ++q) h(q) = rows[q];
   Kokkos::deep_copy(space, index, h);
@@ -295,7 +297,8 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
   }
   if (problem.weights.data() != nullptr) {
     auto src = problem.weights;
-    Kokkos::View<Scalar*, MemorySpace> dst(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
+    Kokkos::View<Scalar*, MemorySpace> dst(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
     Kokkos::parallel_for(
         "t3k::subset::gather_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, b),
         KOKKOS_LAMBDA(std::size_t q) { dst(q) = src(index(q)); });
@@ -318,8 +321,10 @@ FittingProblem<Scalar, MemorySpace> minibatch_problem(ExecutionSpace const& spac
   std::vector<std::size_t> local;
   std::size_t before = 0;
   for (std::size_t r : global_rows) {
-    if (r < begin) ++before;
-    else if (r < end) local.push_back(r - begin);
+    if (r < begin)
+      ++before;
+    else if (r < end)
+      local.push_back(r - begin);
   }
   auto sub = subset_problem(space, problem, local);
   sub.comm = problem.comm;

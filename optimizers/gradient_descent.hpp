@@ -1,20 +1,10 @@
 #pragma once
 /// \file gradient_descent.hpp
-/// Riemannian gradient descent with Armijo backtracking (SPEC.md section 15).
+/// Riemannian gradient descent with Armijo backtracking (docs/math.md).
 
 #include "optimizers/optimizer_common.hpp"
 
 namespace t3k {
-
-struct GradientDescentOptions {
-  OptimizerOptions common;
-  double armijo_c1 = 1e-4;
-  std::size_t max_backtracks = 30;
-  /// Initial step of each line search: the exact minimizer of the Gauss-Newton model along -g,
-  /// ||g||^2 / <g, GN g> (one extra GN product per iteration; adapts to the curvature like Barzilai-Borwein
-  /// without needing a vector transport). A positive value here fixes the initial step instead.
-  double initial_step = 0;
-};
 
 /// X <- R_X(-alpha g) with Armijo backtracking from the Cauchy step of the Gauss-Newton model.
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.

@@ -1,6 +1,6 @@
 #pragma once
 /// \file mc_sgd.hpp
-/// Minibatch (Monte Carlo) stochastic Riemannian gradient descent over the probe set (SPEC.md section 15).
+/// Minibatch (Monte Carlo) stochastic Riemannian gradient descent over the probe set (docs/math.md).
 
 #include "optimizers/minibatches.hpp"
 #include "optimizers/optimizer_common.hpp"
@@ -9,33 +9,16 @@
 
 namespace t3k {
 
-enum class StepSchedule { constant, inverse_time, cosine };
-
-struct McSgdOptions {
-  OptimizerOptions common;
-  std::size_t batch_size = 64;
-  /// Base step alpha_0; 0 (default) chooses it automatically as step_safety / lambda_max, lambda_max the largest
-  /// eigenvalue of the scaled minibatch Gauss-Newton operator at x0 over a few minibatches (power iterations).
-  double step = 0;
-  double step_safety = 0.5;
-  std::size_t power_iterations = 8;
-  std::size_t curvature_batches = 4;
-  StepSchedule schedule = StepSchedule::constant;
-  double decay = 100;            ///< inverse_time: alpha_t = alpha_0 / (1 + t / decay)
-  std::size_t eval_every = 10;   ///< full loss every this many iterations (and at the end)
-  /// Keep the full loss's probe-jet stack (W x (K+1) x sum N_i) allocated between its evaluations: each evaluation
-  /// then skips allocating and first-touching it (about a third of its time at d = 8, N = 64, n = r = 8), while the
-  /// minibatch steps in between run with it allocated (higher peak memory). The iterates are the same either way.
-  bool keep_loss_stack = false;
-};
-
 namespace impl {
 
 inline double scheduled_step(double alpha0, StepSchedule schedule, double decay, std::size_t t, std::size_t total) {
   switch (schedule) {
-    case StepSchedule::inverse_time: return alpha0 / (1.0 + double(t) / decay);
-    case StepSchedule::cosine: return alpha0 * 0.5 * (1.0 + std::cos(3.14159265358979323846 * double(t) / double(total)));
-    default: return alpha0;
+    case StepSchedule::inverse_time:
+      return alpha0 / (1.0 + double(t) / decay);
+    case StepSchedule::cosine:
+      return alpha0 * 0.5 * (1.0 + std::cos(3.14159265358979323846 * double(t) / double(total)));
+    default:
+      return alpha0;
   }
 }
 
@@ -104,7 +87,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
         auto rows_b = probe_sampler.next();
         auto sub = impl::minibatch_problem(space, problem, rows_b);
         lambda = std::max(lambda, impl::gauss_newton_lambda_max(space, sub, frame, double(w) / double(rows_b.size()),
-                                                                 options.power_iterations, o.seed + b, chunk));
+                                                                options.power_iterations, o.seed + b, chunk));
       }
       alpha0 = lambda > 0 ? options.step_safety / lambda : 1.0;
     }

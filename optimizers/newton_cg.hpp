@@ -1,27 +1,18 @@
 #pragma once
 /// \file newton_cg.hpp
-/// Riemannian Gauss-Newton with conjugate gradients on the tangent space (SPEC.md section 15).
+/// Riemannian Gauss-Newton with conjugate gradients on the tangent space (docs/math.md).
 
 #include "optimizers/optimizer_common.hpp"
 
 namespace t3k {
-
-struct NewtonCgOptions {
-  OptimizerOptions common;
-  double cg_rtol = 0.1;                ///< forcing term: CG stops at min(cg_rtol, sqrt(||g|| / ||g_0||)) * ||g||
-  std::size_t cg_max_iterations = 50;  ///< CG iteration cap per outer iteration
-  bool levenberg_marquardt = false;    ///< damping lambda = lambda_rel <g, GN g> / ||g||^2, adapted by gain ratio
-  double lambda_rel = 1e-3;
-  double armijo_c1 = 1e-4;
-  std::size_t max_backtracks = 30;
-};
 
 /// Fits a T3 of x0's (feasible) ranks to the problem by Riemannian Gauss-Newton-CG with Armijo backtracking on the
 /// retraction. Each outer iteration solves (GN + lambda I) delta = -g by CG on gauged variations, then
 /// X <- R_X(alpha delta) and recomputes the frame.
 /// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
+                                         FittingProblem<Scalar, MemorySpace> const& problem,
                                          TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                          NewtonCgOptions const& options = {},
                                          CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {

@@ -1,7 +1,7 @@
 #pragma once
 /// \file optimizer_common.hpp
 /// What the four optimizers share: controls, the per-iteration record and callback, the result, and the fit state
-/// (point, frame, loss, residual, gradient) with its evaluation. SPEC.md section 15.
+/// (point, frame, loss, residual, gradient) with its evaluation (docs/math.md, the fitting problem).
 
 #include "algorithms/estimate_chunk_size.hpp"
 #include "algorithms/orthogonal_frame.hpp"
@@ -9,12 +9,13 @@
 #include "algorithms/t3_linear_algebra.hpp"
 #include "algorithms/variation_operations.hpp"
 #include "optimizers/fitting_problem.hpp"
+#include "optimizers/optimizer_options.hpp"
 
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,39 +24,27 @@ namespace t3k {
 /// One line of the fit history (the callback receives it after every iteration, iteration 0 being x0).
 struct IterationRecord {
   std::size_t iteration = 0;
-  double loss = 0;                ///< full loss (minibatch optimizers: the last full evaluation)
-  double relative_residual = 0;   ///< sqrt(loss / loss of X = 0)
-  double gradient_norm = 0;       ///< corewise norm of the (minibatch) Riemannian gradient
-  double step = 0;                ///< corewise norm of the accepted step variation
+  double loss = 0;               ///< full loss (minibatch optimizers: the last full evaluation)
+  double relative_residual = 0;  ///< sqrt(loss / loss of X = 0)
+  double gradient_norm = 0;      ///< corewise norm of the (minibatch) Riemannian gradient
+  double step = 0;               ///< corewise norm of the accepted step variation
   double elapsed_seconds = 0;
-  std::size_t chunk_size = 0;     ///< probes per J^T pass actually used
+  std::size_t chunk_size = 0;                                        ///< probes per J^T pass actually used
   double minibatch_loss = std::numeric_limits<double>::quiet_NaN();  ///< minibatch optimizers only
-};
-
-/// Controls common to every optimizer. Tolerances of 0 are off.
-struct OptimizerOptions {
-  std::size_t max_iterations = 100;
-  double tol_relative_residual = 0;   ///< stop when the relative residual falls below
-  double tol_gradient = 1e-12;        ///< stop when ||g|| / ||g_0|| falls below
-  double tol_decrease = 0;            ///< stop when (f_old - f_new) / f_old falls below
-  double tol_step = 0;                ///< stop when the step norm / ||X0|| falls below
-  std::uint64_t seed = 0;             ///< minibatches and any other randomness
-  ChunkSize chunk_size = ChunkSize::automatic();
-  std::function<void(IterationRecord const&)> callback;  ///< called after every iteration
 };
 
 /// Everything an optimizer needs to continue exactly where it stopped: resuming from a checkpoint reproduces the
 /// iterates an uninterrupted run would have produced (same seed, backend and thread count). The driver stores it.
 template <class Scalar, class MemorySpace>
 struct OptimizerCheckpoint {
-  std::string optimizer;                      ///< which optimizer wrote it (newton_cg, mc_sgd, adam, gradient_descent)
-  std::size_t iteration = 0;                  ///< iterations completed
-  TuckerTensorTrain<Scalar, MemorySpace> x;   ///< current point
-  std::map<std::string, double> scalars;      ///< optimizer scalars (g0, lambda, alpha0, loss, ...)
-  std::vector<std::uint64_t> sampler_state;   ///< minibatch sampler (permutation, position, generator)
-  T3Variation<Scalar, MemorySpace> moment;    ///< adam's first moment at x's frame (empty otherwise)
-  std::vector<double> second_moments;         ///< adam's per-core second moments
-  std::vector<IterationRecord> history;       ///< history up to `iteration`
+  std::string optimizer;                     ///< which optimizer wrote it (newton_cg, mc_sgd, adam, gradient_descent)
+  std::size_t iteration = 0;                 ///< iterations completed
+  TuckerTensorTrain<Scalar, MemorySpace> x;  ///< current point
+  std::map<std::string, double> scalars;     ///< optimizer scalars (g0, lambda, alpha0, loss, ...)
+  std::vector<std::uint64_t> sampler_state;  ///< minibatch sampler (permutation, position, generator)
+  T3Variation<Scalar, MemorySpace> moment;   ///< adam's first moment at x's frame (empty otherwise)
+  std::vector<double> second_moments;        ///< adam's per-core second moments
+  std::vector<IterationRecord> history;      ///< history up to `iteration`
 };
 
 /// Checkpointing controls shared by every optimizer.
@@ -88,7 +77,8 @@ struct FitPoint {
 };
 
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space,
+                                         FittingProblem<Scalar, MemorySpace> const& problem,
                                          TuckerTensorTrain<Scalar, MemorySpace> const& x) {
   FitPoint<Scalar, MemorySpace> p;
   p.x = x;
@@ -115,7 +105,8 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
       sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 
-/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (SPEC.md section 15: clipped once at x0).
+/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (clipped once at x0, so the fit runs on one
+/// manifold; docs/math.md).
 template <class Scalar, class MemorySpace>
 std::vector<std::string> rank_clipping_notes(TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                              OrthogonalFrame<Scalar, MemorySpace> const& frame) {
@@ -176,8 +167,7 @@ struct FitSession {
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
              TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& o, std::size_t batch) {
-    std::size_t const rows =
-        fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()));
+    std::size_t const rows = fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()));
     chunk = ChunkSize::of(rows);
     result.chunk_size = rows;
     keeper.zero_loss = zero_model_loss(space, problem);
@@ -217,7 +207,8 @@ inline bool should_stop(OptimizerOptions const& o, IterationRecord const& rec, d
 
 /// alpha * v as a new variation.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-T3Variation<Scalar, MemorySpace> scaled(ExecutionSpace const& space, T3Variation<Scalar, MemorySpace> const& v, double alpha) {
+T3Variation<Scalar, MemorySpace> scaled(ExecutionSpace const& space, T3Variation<Scalar, MemorySpace> const& v,
+                                        double alpha) {
   auto out = copy_variation(space, v);
   scale_variation(space, Scalar(alpha), out);
   return out;

@@ -3,10 +3,10 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "algorithms/estimate_chunk_size.hpp"
-#include "cli_harness.hpp"
 #include "algorithms/impl/host/host_blas.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "cli_harness.hpp"
 #include "hdf5_attributes.hpp"
+#include "io/hdf5_io.hpp"
 #include "reference.hpp"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,8 @@
 
 #include "cli_harness.hpp"
 #include "drivers/fit_config.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "drivers/optimizer_keys.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "algorithms/random_t3.hpp"
 #include "optimizers/adam.hpp"
@@ -29,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -370,9 +372,44 @@ void data_problem_reference_file_runs_each_first_order_method() {
 
 // ------------------------------------------------------------------------------------------------ resume
 
+/// Rewrites a checkpoint the way earlier versions wrote it: text datasets as one float64 character code per byte.
+void store_checkpoint_text_as_character_codes(std::string const& path) {
+  io::Reader in(path);
+  std::string const scratch = path + ".codes.h5";
+  {
+    io::Writer out(scratch);
+    out.write_t3(in.read_t3());
+    for (std::string const name : {"optimizer", "fingerprint", "scalar_names"}) {
+      std::string const object = "/checkpoint/" + name;
+      if (!in.exists(object)) continue;
+      ASSERT_TRUE(in.is_text(object)) << object;
+      std::string const text = in.read_text(object);
+      std::vector<double> codes;
+      for (unsigned char c : text) codes.push_back(double(c));
+      if (!codes.empty()) out.write_raw(object, {codes.size()}, codes.data());
+    }
+    std::vector<std::string> numeric{"iteration", "scalar_values", "sampler_state", "second_moments", "history"};
+    for (std::size_t i = 0; in.exists("/checkpoint/moment/tt/" + std::to_string(i)); ++i) {
+      numeric.push_back("moment/tucker/" + std::to_string(i));
+      numeric.push_back("moment/tt/" + std::to_string(i));
+    }
+    for (auto const& name : numeric) {
+      std::string const object = "/checkpoint/" + name;
+      if (!in.exists(object)) continue;
+      std::vector<std::size_t> shape;
+      auto const data = in.read_raw(object, shape);
+      out.write_raw(object, shape, data.data());
+    }
+    out.write_root_attributes(in.read_root_attributes());
+    out.commit();
+  }
+  fs::rename(scratch, path);
+}
+
 /// Run A: uninterrupted. Run B: the same config stopped right after the checkpoint of iteration `stop` (simulated
-/// kill), then resumed. model.h5 must be bitwise equal and the histories equal but for wall time.
-void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t stop) {
+/// kill), then resumed (from a checkpoint in the earlier text format with `legacy_text`). model.h5 must be bitwise
+/// equal and the histories equal but for wall time.
+void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t stop, bool legacy_text = false) {
   ScratchDirectory dir;
   fs::create_directories(dir.file("a"));
   fs::create_directories(dir.file("b"));
@@ -388,6 +425,7 @@ void resumed_run_equals_uninterrupted(std::string const& optimizer, std::size_t 
   EXPECT_NE(killed.output.find("checkpoint of iteration " + std::to_string(stop)), std::string::npos) << killed.output;
   ASSERT_TRUE(fs::exists(dir.file("b/out/checkpoint.h5")));
   EXPECT_FALSE(fs::exists(dir.file("b/out/model.h5"))) << "a killed run has no final outputs";
+  if (legacy_text) store_checkpoint_text_as_character_codes(dir.file("b/out/checkpoint.h5"));
 
   auto const resumed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
@@ -424,6 +462,11 @@ void resume_adam() {
       "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n"
       "  keep_loss_stack: true\n",
       6);
+}
+
+void resume_adam_from_a_checkpoint_with_text_as_character_codes() {
+  resumed_run_equals_uninterrupted(
+      "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n", 6, true);
 }
 
 void resume_rejects_a_missing_or_foreign_checkpoint() {
@@ -619,10 +662,78 @@ void loader_locates_errors_in_process() {
   }
   // And a valid one loads with defaults filled in and paths resolved against the file's directory.
   auto const ok = t3k::fit::parse_config(valid_head + "optimizer: {name: adam}\n" + out, "/some/dir/cfg.yaml");
-  EXPECT_EQ(ok.optimizer.max_iterations, 100u);
+  EXPECT_EQ(ok.optimizer.common().max_iterations, 100u);
   EXPECT_EQ(ok.chunk_size, "auto");
   EXPECT_EQ(ok.output.resolved_directory, "/some/dir/out");
   EXPECT_EQ(ok.synthetic.order, 2u);
+}
+
+/// The optimizer key tables of docs/config.md: "key" -> default cell, for "Common keys:" ("") and each
+/// "`name` (...):" paragraph of the optimizer section.
+std::map<std::string, std::map<std::string, std::string>> documented_optimizer_keys() {
+  std::ifstream in(std::string(T3K_TESTDATA_DIR) + "/../../docs/config.md");
+  EXPECT_TRUE(in.good()) << "docs/config.md cannot be read";
+  std::map<std::string, std::map<std::string, std::string>> out;
+  bool in_section = false;
+  std::string table, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("### ", 0) == 0) in_section = line == "### `optimizer`";
+    if (!in_section) continue;
+    if (line == "Common keys:") table = "";
+    if (line.rfind("`", 0) == 0 && line.back() == ':') table = line.substr(1, line.find('`', 1) - 1);
+    if (line.rfind("| `", 0) != 0) continue;
+    // "\|" is a literal bar inside a cell (the choices of a key).
+    for (std::size_t bar = line.find("\\|"); bar != std::string::npos; bar = line.find("\\|"))
+      line.replace(bar, 2, "/");
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) cells.push_back(cell);
+    if (cells.size() < 3) continue;
+    std::string const key = cells[0].substr(cells[0].find('`') + 1, cells[0].rfind('`') - cells[0].find('`') - 1);
+    out[table][key] = cells[2].substr(1, cells[2].size() - 2);
+  }
+  return out;
+}
+
+/// Whether a default cell of docs/config.md ("1e-3", "0 (off)", "false", "constant") states `value`.
+bool documents(std::string const& cell, t3k::fit::KeyValue const& value) {
+  std::string const first = cell.substr(0, cell.find(' '));
+  if (auto const* real = std::get_if<double>(&value)) return std::strtod(first.c_str(), nullptr) == *real;
+  if (auto const* integer = std::get_if<std::uint64_t>(&value)) return first == std::to_string(*integer);
+  if (auto const* flag = std::get_if<bool>(&value)) return first == (*flag ? "true" : "false");
+  return first == std::get<std::string>(value);
+}
+
+/// Every key of the optimizer tables appears in docs/config.md with its default, and every documented key is in
+/// the tables.
+void optimizer_keys_match_the_documentation() {
+  auto const documented = documented_optimizer_keys();
+  std::vector<std::string> tables{""};
+  for (auto const& name : t3k::fit::optimizer_names()) tables.push_back(name);
+  EXPECT_EQ(documented.size(), tables.size());
+  for (auto const& table : tables) {
+    std::string const where = table.empty() ? std::string("Common keys") : table;
+    auto const it = documented.find(table);
+    if (it == documented.end()) {
+      ADD_FAILURE() << "docs/config.md has no key table for " << where;
+      continue;
+    }
+    auto const defaults = t3k::fit::key_defaults(table);
+    for (auto const& [key, value] : defaults) {
+      auto const doc = it->second.find(key);
+      if (doc == it->second.end()) {
+        ADD_FAILURE() << where << ": key " << key << " is not documented";
+      } else {
+        EXPECT_TRUE(documents(doc->second, value))
+            << where << ": key " << key << " is documented with default '" << doc->second << "'";
+      }
+    }
+    for (auto const& [key, cell] : it->second) {
+      bool const known = std::any_of(defaults.begin(), defaults.end(), [&](auto const& d) { return d.first == key; });
+      EXPECT_TRUE(known) << where << ": docs/config.md documents " << key << " (default " << cell
+                         << "), which the optimizer does not take";
+    }
+  }
 }
 
 /// Every shipped example is a valid configuration.
@@ -632,9 +743,9 @@ void shipped_examples_load() {
     std::string const path = examples + "/" + name + ".yaml";
     try {
       auto const c = t3k::fit::load_config(path);
-      EXPECT_EQ(c.optimizer.name, name == std::string("quickstart") || name == std::string("data_file")
-                                      ? std::string("newton_cg")
-                                      : std::string(name));
+      EXPECT_EQ(c.optimizer.name(), name == std::string("quickstart") || name == std::string("data_file")
+                                        ? std::string("newton_cg")
+                                        : std::string(name));
       if (name == std::string("data_file")) {
         EXPECT_TRUE(fs::exists(c.data.resolved_file)) << c.data.resolved_file;
       }
@@ -749,12 +860,16 @@ TEST(FitDriver, ResumedNewtonCgEqualsUninterruptedBitwise) { resume_newton_cg();
 TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
 TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }
 TEST(FitDriver, ResumedAdamEqualsUninterruptedBitwise) { resume_adam(); }
+TEST(FitDriver, ResumeReadsCheckpointsWithTextAsCharacterCodes) {
+  resume_adam_from_a_checkpoint_with_text_as_character_codes();
+}
 TEST(FitDriver, ResumeRejectsMissingOrForeignCheckpoint) { resume_rejects_a_missing_or_foreign_checkpoint(); }
 TEST(FitDriver, DivergenceExitsNonzeroAndKeepsLastGoodCheckpoint) { divergence_keeps_the_last_good_checkpoint(); }
 TEST(FitDriver, CliReportsEachValidationErrorClassWithLineColumnAndExit2) { cli_reports_each_validation_error_class(); }
 TEST(FitDriver, CliReportsYamlSyntaxErrorsWithLineAndColumn) { cli_reports_yaml_syntax_errors_with_line_and_column(); }
 TEST(FitDriver, LoaderLocatesErrorsInProcess) { loader_locates_errors_in_process(); }
 TEST(FitDriver, ShippedExamplesLoad) { shipped_examples_load(); }
+TEST(FitDriver, OptimizerKeysMatchTheDocumentation) { optimizer_keys_match_the_documentation(); }
 TEST(FitDriver, FuzzedConfigsLoadOrRaiseConfigErrors) { fuzzed_configs_load_or_raise_config_errors(); }
 
 #endif  // T3K_TESTS_HAVE_IO

@@ -7,7 +7,7 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "../cli_harness.hpp"
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include "algorithms/to_dense.hpp"
 #include "core/chunk_size.hpp"

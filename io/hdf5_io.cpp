@@ -1,16 +1,17 @@
 /// \file hdf5_io.cpp
 /// The HDF5 C API behind hdf5_io.hpp. Every HDF5 failure becomes a t3k::io::FileError naming the file and the
-/// object; HDF5's own error-stack printing is switched off so that the CLI prints exactly one line.
+/// object; HDF5's own error-stack printing is switched off so that a caller (the t3k tool) reports exactly one line.
 
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
-#include "drivers/file_safety.hpp"
+#include "io/file_safety.hpp"
 
 #include <hdf5.h>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -403,6 +404,54 @@ std::vector<double> Reader::read_raw(std::string const& dataset, std::vector<std
   return impl_->read(dataset, nullptr, shape);
 }
 
+bool Reader::is_text(std::string const& dataset) const {
+  Handle ds = impl_->open_dataset(dataset);
+  Handle type(H5Dget_type(ds.get()), H5Tclose);
+  return type.valid() && H5Tget_class(type.get()) == H5T_STRING;
+}
+
+std::string Reader::read_text(std::string const& dataset) const {
+  Handle ds = impl_->open_dataset(dataset);
+  Handle type(H5Dget_type(ds.get()), H5Tclose);
+  if (!type.valid() || H5Tget_class(type.get()) != H5T_STRING) {
+    impl_->fail(dataset + " has element type " + Impl::type_text(type.get()) + ", expected a string");
+  }
+  Handle space(H5Dget_space(ds.get()), H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) {
+    impl_->fail(dataset + " is not a single string");
+  }
+  if (H5Tis_variable_str(type.get()) > 0) {
+    // As h5py writes str: one variable-length string.
+    Handle memory(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(memory.get(), H5T_VARIABLE);
+    char* text = nullptr;
+    if (H5Dread(ds.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &text) < 0) {
+      impl_->fail("cannot read dataset " + dataset);
+    }
+    std::string out = text != nullptr ? text : "";
+#if H5_VERSION_GE(1, 12, 0)
+    H5Treclaim(memory.get(), space.get(), H5P_DEFAULT, &text);
+#else
+    H5Dvlen_reclaim(memory.get(), space.get(), H5P_DEFAULT, &text);
+#endif
+    return out;
+  }
+  std::size_t const size = H5Tget_size(type.get());
+  std::string out(size, '\0');
+  Handle memory(H5Tcopy(type.get()), H5Tclose);
+  if (size > 0 && H5Dread(ds.get(), memory.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, &out[0]) < 0) {
+    impl_->fail("cannot read dataset " + dataset);
+  }
+  // Fixed-length strings are padded with NULs (or spaces, by H5T_STR_SPACEPAD) to their size.
+  std::size_t end = out.find('\0');
+  if (end == std::string::npos) end = out.size();
+  if (H5Tget_strpad(type.get()) == H5T_STR_SPACEPAD) {
+    while (end > 0 && out[end - 1] == ' ') --end;
+  }
+  out.resize(end);
+  return out;
+}
+
 Matrix Reader::read_matrix(std::string const& dataset, std::vector<std::size_t> const& expected) const {
   return impl_->read_view<Matrix>(dataset, expected);
 }
@@ -655,6 +704,27 @@ void Writer::write_raw(std::string const& dataset, std::vector<std::size_t> cons
   std::size_t total = 1;
   for (auto e : shape) total *= e;
   if (total > 0) write_rows(dataset, 0, shape[0], data);
+}
+
+void Writer::write_text(std::string const& dataset, std::string const& text) {
+  if (committed_) throw FileError(path_ + ": already committed; cannot write " + dataset);
+  // A fixed-length UTF-8 string of the text's size (at least 1: HDF5 has no empty fixed-length string type).
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  if (!type.valid() || H5Tset_size(type.get(), std::max<std::size_t>(text.size(), 1)) < 0 ||
+      H5Tset_strpad(type.get(), H5T_STR_NULLPAD) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0) {
+    impl_->fail("cannot create the string type of " + dataset);
+  }
+  std::string padded = text;
+  padded.resize(std::max<std::size_t>(text.size(), 1), '\0');
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle ds(
+      H5Dcreate2(impl_->file.get(), dataset.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
+  if (!ds.valid() || H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()) < 0) {
+    impl_->fail("cannot write dataset " + dataset);
+  }
 }
 
 void Writer::create_dataset(std::string const& dataset, std::vector<std::size_t> const& shape) {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file hdf5_io.hpp
-/// Host-side HDF5 files of SPEC.md section 17: T3s, frames, variations, probe sets, jet stacks and gradients, all
+/// Host-side HDF5 files (docs/file-format.md): T3s, frames, variations, probe sets, jet stacks and gradients, all
 /// float64 row-major, read into and written from LayoutRight `Kokkos::HostSpace` Views of double.
 ///
 /// Every reader checks shapes as it reads and names the dataset at fault
@@ -105,6 +105,11 @@ class Reader {
   /// A float64 dataset of any rank as a flat row-major vector; `shape` receives its extents.
   /// **Throws:** FileError when missing or not a floating-point dataset.
   std::vector<double> read_raw(std::string const& dataset, std::vector<std::size_t>& shape) const;
+  /// Whether `dataset` holds strings. **Throws:** FileError when it is missing or not a dataset.
+  bool is_text(std::string const& dataset) const;
+  /// A dataset of one string, fixed-length or variable-length (as h5py writes `str`).
+  /// **Throws:** FileError when missing, not a string, or more than one.
+  std::string read_text(std::string const& dataset) const;
   /// Rank-2/3/4 datasets checked against `expected` (entries may be any_extent).
   Matrix read_matrix(std::string const& dataset, std::vector<std::size_t> const& expected) const;
   Array3 read_array3(std::string const& dataset, std::vector<std::size_t> const& expected) const;
@@ -112,7 +117,8 @@ class Reader {
 
   /// /t3/tucker_cores/<i> (n_i, N_i) and /t3/tt_cores/<i> (r_i, n_i, r_{i+1}); d from /t3/tucker_cores.
   HostT3 read_t3() const;
-  /// /frame/up_tucker|left_tt|right_tt|outer_tt/<i> (SPEC.md section 5), without centre factors.
+  /// /frame/up_tucker|left_tt|right_tt|outer_tt/<i> (docs/math.md, the orthogonal frame), without centre
+  /// factors.
   HostFrame read_frame() const;
   /// /variation/tucker/<i> (nO_i, N_i) and /variation/tt/<i> (rL_i, nU_i, rR_{i+1}) as a stack of length 1.
   HostVariation read_variation(HostFrame const& frame) const;
@@ -146,7 +152,8 @@ class Reader {
 
 /// An HDF5 file written atomically: everything goes to "<path>.tmp-<pid>-<random>", and `commit()` renames it onto
 /// `path` (a character device is written through instead).
-/// Datasets are float64, attributes int64 (d, W, K, order) or an h5py-style enum bool (symmetric).
+/// Datasets are float64 (text: fixed-length strings), attributes int64 (d, W, K, order) or an h5py-style enum bool
+/// (symmetric).
 /// **Blocking:** yes (host I/O). **Throws:** FileError naming the file and the object when HDF5 fails;
 /// InvalidArgument for a variation stack that does not fit its group.
 class Writer {
@@ -165,6 +172,8 @@ class Writer {
   void write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data);
   template <class View>
   void write_view(std::string const& dataset, View const& view);
+  /// A scalar dataset of one fixed-length UTF-8 string; intermediate groups are created.
+  void write_text(std::string const& dataset, std::string const& text);
   /// A float64 dataset of rank 1-4 whose rows (axis 0) are written later, in blocks, by write_rows (a sharded
   /// output streamed through one rank).
   void create_dataset(std::string const& dataset, std::vector<std::size_t> const& shape);

@@ -1,9 +1,9 @@
 /// \file file_safety.cpp
 /// POSIX file checks and exclusive temporaries behind file_safety.hpp.
 
-#include "drivers/file_safety.hpp"
+#include "io/file_safety.hpp"
 
-#include "drivers/hdf5_io.hpp"
+#include "io/hdf5_io.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

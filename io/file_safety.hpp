@@ -1,7 +1,7 @@
 #pragma once
 /// \file file_safety.hpp
-/// What the command-line tool checks before it reads or writes a file the user named, and how it writes outputs
-/// so that nothing the user has is lost or overwritten by accident.
+/// What to check before reading or writing a file a user named (the t3k tool checks every one), and how to write
+/// outputs so that nothing the user has is lost or overwritten by accident.
 ///
 /// Inputs must be regular files (a FIFO would block forever, a device would read without end). Outputs are written
 /// to a temporary file next to the target, created exclusively under an unpredictable name (never through a

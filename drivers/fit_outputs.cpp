@@ -1,0 +1,288 @@
+/// \file fit_outputs.cpp
+/// The run directory of `t3k fit` (fit_outputs.hpp).
+
+#include "drivers/fit_outputs.hpp"
+
+#include "drivers/fit_run.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
+
+#include "t3k_version.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iterator>
+#include <limits>
+
+namespace t3k {
+namespace fit {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// Writes `text` to `path` atomically; a failure is a failure of the run (exit 1).
+void write_text_atomically(std::string const& path, std::string const& text) {
+  try {
+    io::write_text_file(path, text);
+  } catch (io::FileError const& e) {
+    throw FitRuntimeError(e.what());
+  }
+}
+
+long max_rss_bytes() {
+  struct rusage usage;
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return long(usage.ru_maxrss) * 1024;  // KiB on Linux
+}
+
+std::string history_csv(std::vector<IterationRecord> const& h) {
+  std::string out = "iteration,loss,relative_residual,gradient_norm,step,elapsed_seconds,chunk_size,minibatch_loss\n";
+  for (auto const& r : h) {
+    fmt::format_to(std::back_inserter(out), "{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g}\n", r.iteration,
+                   r.loss, r.relative_residual, r.gradient_norm, r.step, r.elapsed_seconds, r.chunk_size,
+                   r.minibatch_loss);
+  }
+  return out;
+}
+
+std::string kokkos_version_text() {
+  int const v = KOKKOS_VERSION;
+  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
+}
+
+void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (auto e : v) out << e;
+  out << YAML::EndSeq;
+}
+
+void emit_figures(YAML::Emitter& out, IterationRecord const& r, bool final_figures) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "loss" << YAML::Value << r.loss;
+  out << YAML::Key << "relative_residual" << YAML::Value << r.relative_residual;
+  if (final_figures) {
+    out << YAML::Key << "gradient_norm" << YAML::Value << r.gradient_norm;
+    out << YAML::Key << "iterations" << YAML::Value << r.iteration;
+  }
+  out << YAML::EndMap;
+}
+
+std::string summary_yaml(Config const& config, Setup const& setup, Result const& result, Timings const& t,
+                         std::size_t resumed_from, std::int64_t peak_bytes, bool checkpointed) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  out << YAML::BeginMap;
+  out << YAML::Key << "t3k_version" << YAML::Value << T3K_VERSION_STRING;
+  out << YAML::Key << "kokkos_version" << YAML::Value << kokkos_version_text();
+  out << YAML::Key << "backend" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "execution_space" << YAML::Value << Space::name();
+  out << YAML::Key << "memory_space" << YAML::Value << Mem::name();
+  out << YAML::Key << "concurrency" << YAML::Value << Space().concurrency();
+  out << YAML::Key << "mpi_ranks" << YAML::Value << setup.problem.comm.size();
+  out << YAML::EndMap;
+  out << YAML::Key << "config_file" << YAML::Value << fs::absolute(config.file).lexically_normal().string();
+  out << YAML::Key << "config" << YAML::Value << YAML::Load(config.to_yaml());
+  out << YAML::Key << "problem" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "source" << YAML::Value << (config.source == ProblemSource::synthetic ? "synthetic" : "data");
+  out << YAML::Key << "description" << YAML::Value << setup.description;
+  out << YAML::Key << "mode_shapes" << YAML::Value;
+  emit_list(out, setup.mode_shapes);
+  out << YAML::Key << "n_probes" << YAML::Value << setup.problem.n_global_probes();
+  out << YAML::Key << "order" << YAML::Value << setup.problem.order;
+  out << YAML::EndMap;
+  out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "tucker_ranks" << YAML::Value;
+  emit_list(out, result.x.tucker_ranks());
+  out << YAML::Key << "tt_ranks" << YAML::Value;
+  emit_list(out, result.x.tt_ranks());
+  out << YAML::EndMap;
+  out << YAML::Key << "initial" << YAML::Value;
+  emit_figures(out, result.history.front(), false);
+  out << YAML::Key << "final" << YAML::Value;
+  emit_figures(out, result.history.back(), true);
+  out << YAML::Key << "converged" << YAML::Value << result.converged;
+  out << YAML::Key << "reason" << YAML::Value << result.reason;
+  out << YAML::Key << "notes" << YAML::Value << YAML::BeginSeq;
+  for (auto const& n : result.notes) out << n;
+  out << YAML::EndSeq;
+  if (resumed_from > 0) out << YAML::Key << "resumed_from_iteration" << YAML::Value << resumed_from;
+  out << YAML::Key << "chunk_size" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "requested" << YAML::Value << config.chunk_size;
+  out << YAML::Key << "used" << YAML::Value << result.chunk_size;
+  out << YAML::EndMap;
+  out << YAML::Key << "timings_seconds" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "setup" << YAML::Value << t.setup;
+  out << YAML::Key << "fit" << YAML::Value << t.fit;
+  out << YAML::Key << "output" << YAML::Value << t.output;
+  out << YAML::Key << "total" << YAML::Value << t.total;
+  out << YAML::EndMap;
+  out << YAML::Key << "memory" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "peak_kokkos_bytes" << YAML::Value << peak_bytes;
+  out << YAML::Key << "peak_kokkos_bytes_source" << YAML::Value
+      << std::string("t3k::AllocationTracker (Kokkos allocations in ") + Mem::name() + ")";
+  out << YAML::Key << "max_rss_bytes" << YAML::Value << max_rss_bytes();
+  out << YAML::EndMap;
+  out << YAML::Key << "outputs" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "model" << YAML::Value << RunFiles::model;
+  out << YAML::Key << "history" << YAML::Value << RunFiles::history;
+  out << YAML::Key << "plot" << YAML::Value << RunFiles::plot;
+  if (checkpointed) out << YAML::Key << "checkpoint" << YAML::Value << RunFiles::checkpoint;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+std::vector<IterationRecord> merged_history(std::vector<IterationRecord> const& before,
+                                            std::vector<IterationRecord> const& now) {
+  if (!now.empty() && now.front().iteration == 0) return now;
+  std::vector<IterationRecord> out;
+  std::size_t const first_new = now.empty() ? std::size_t(-1) : now.front().iteration;
+  for (auto const& r : before) {
+    if (r.iteration < first_new) out.push_back(r);
+  }
+  out.insert(out.end(), now.begin(), now.end());
+  return out;
+}
+
+std::string convergence_svg(std::string const& title, std::string const& x_label,
+                            std::vector<PlotSeries> const& series) {
+  double const width = 760, panel_height = 250, left = 90, right = 30, top = 50, gap = 70;
+  double const plot_w = width - left - right;
+  double const plot_h = panel_height - 40;
+  double const height = top + double(series.size()) * (plot_h + gap) + 10;
+  double x_max = 1;
+  for (auto const& s : series)
+    for (double x : s.x) x_max = std::max(x_max, x);
+  std::string svg;
+  auto out = std::back_inserter(svg);
+  // Coordinates as {:g}: six significant digits, plenty for a 760-pixel drawing.
+  fmt::format_to(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fmt::format_to(out,
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{:g}\" height=\"{:g}\" viewBox=\"0 0 {:g} {:g}\" "
+                 "font-family=\"sans-serif\" font-size=\"12\">\n",
+                 width, height, width, height);
+  fmt::format_to(out, "<rect x=\"0\" y=\"0\" width=\"{:g}\" height=\"{:g}\" fill=\"white\"/>\n", width, height);
+  fmt::format_to(out, "<text x=\"{:g}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n", width / 2,
+                 title);
+  // x ticks: about 8 at a 1-2-5 step.
+  double step = 1;
+  for (double decade = 1; x_max / step > 8; decade *= 10) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      step = m * decade;
+      if (x_max / step <= 8) break;
+    }
+  }
+  char const* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+  for (std::size_t p = 0; p < series.size(); ++p) {
+    auto const& s = series[p];
+    double const y0 = top + double(p) * (plot_h + gap);
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (double v : s.y) {
+      if (std::isfinite(v) && v > 0) {
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+    }
+    int d_lo = 0, d_hi = 1;
+    if (hi > 0) {
+      d_lo = int(std::floor(std::log10(lo)));
+      d_hi = int(std::ceil(std::log10(hi)));
+      if (d_hi <= d_lo) d_hi = d_lo + 1;
+    }
+    auto px = [&](double x) { return left + plot_w * x / x_max; };
+    auto py = [&](double v) { return y0 + plot_h * (1 - (std::log10(v) - d_lo) / double(d_hi - d_lo)); };
+    // Frame, grid and ticks.
+    fmt::format_to(out, "<rect x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" fill=\"none\" stroke=\"black\"/>\n",
+                   left, y0, plot_w, plot_h);
+    int const decade_step = std::max(1, (d_hi - d_lo + 7) / 8);
+    for (int e = d_lo; e <= d_hi; e += decade_step) {
+      double const y = py(std::pow(10.0, e));
+      fmt::format_to(out, "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#dddddd\"/>\n", left, y,
+                     left + plot_w, y);
+      fmt::format_to(out, "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"black\"/>\n", left - 5, y,
+                     left, y);
+      fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"end\">1e{}</text>\n", left - 8, y + 4, e);
+    }
+    for (double x = 0; x <= x_max + 1e-9; x += step) {
+      double const xx = px(x);
+      fmt::format_to(out, "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"black\"/>\n", xx, y0 + plot_h,
+                     xx, y0 + plot_h + 5);
+      fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"middle\">{:g}</text>\n", xx, y0 + plot_h + 18, x);
+    }
+    fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"middle\">{}</text>\n", left + plot_w / 2,
+                   y0 + plot_h + 36, x_label);
+    fmt::format_to(out,
+                   "<text x=\"20\" y=\"{:g}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {:g})\">{} (log "
+                   "scale)</text>\n",
+                   y0 + plot_h / 2, y0 + plot_h / 2, s.label);
+    // The curve, broken at values a log scale cannot show.
+    std::string const color = colors[p % 4];
+    std::string points;
+    auto flush = [&]() {
+      if (!points.empty()) {
+        fmt::format_to(out, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", color,
+                       points);
+      }
+      points.clear();
+    };
+    for (std::size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
+      double const v = s.y[k];
+      if (!(std::isfinite(v) && v > 0)) {
+        flush();
+        continue;
+      }
+      fmt::format_to(std::back_inserter(points), "{:g},{:g} ", px(s.x[k]), py(v));
+      if (s.x.size() <= 60) {
+        fmt::format_to(out, "<circle cx=\"{:g}\" cy=\"{:g}\" r=\"2.5\" fill=\"{}\"/>\n", px(s.x[k]), py(v), color);
+      }
+    }
+    flush();
+  }
+  fmt::format_to(out, "</svg>\n");
+  return svg;
+}
+
+void write_run_directory(std::string const& directory, Config const& config, Setup const& setup, Result const& result,
+                         RunFacts facts) {
+  auto const t_out = Clock::now();
+  Space space;
+  {
+    io::Writer w((fs::path(directory) / RunFiles::model).string());
+    w.write_t3(copy_t3_to<Kokkos::HostSpace>(space, result.x));
+    io::RootAttributes a;
+    a.d = std::int64_t(result.x.n_modes());
+    a.w = std::int64_t(setup.problem.n_global_probes());
+    a.k = std::int64_t(setup.problem.order);
+    w.write_root_attributes(a);
+    w.commit();
+  }
+  write_text_atomically((fs::path(directory) / RunFiles::history).string(), history_csv(result.history));
+  PlotSeries loss{"loss", {}, {}}, grad{"gradient norm", {}, {}};
+  for (auto const& r : result.history) {
+    loss.x.push_back(double(r.iteration));
+    loss.y.push_back(r.loss);
+    grad.x.push_back(double(r.iteration));
+    grad.y.push_back(r.gradient_norm);
+  }
+  write_text_atomically((fs::path(directory) / RunFiles::plot).string(),
+                        convergence_svg("t3k fit: " + config.optimizer.name(), "iteration", {loss, grad}));
+  facts.timings.output = seconds_since(t_out);
+  facts.timings.total = seconds_since(facts.start);
+  write_text_atomically(
+      (fs::path(directory) / RunFiles::summary).string(),
+      summary_yaml(config, setup, result, facts.timings, facts.resumed_from, facts.peak_bytes, facts.checkpointed));
+}
+
+}  // namespace fit
+}  // namespace t3k

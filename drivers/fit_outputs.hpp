@@ -1,0 +1,56 @@
+#pragma once
+/// \file fit_outputs.hpp
+/// The run directory of `t3k fit` (docs/config.md, output): model.h5, history.csv, summary.yaml and
+/// convergence.svg, each written atomically.
+
+#include "drivers/fit_config.hpp"
+#include "drivers/fit_setup.hpp"
+#include "drivers/fit_types.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace t3k {
+namespace fit {
+
+using Clock = std::chrono::steady_clock;
+
+/// Seconds of each phase of a run, for summary.yaml.
+struct Timings {
+  double setup = 0, fit = 0, output = 0, total = 0;
+};
+
+/// What summary.yaml reports besides the configuration and the result.
+struct RunFacts {
+  Timings timings;               ///< setup and fit; output and total are measured while writing
+  Clock::time_point start;       ///< of the run, for the total
+  std::size_t resumed_from = 0;  ///< the checkpoint's iteration, 0 for a fresh run
+  std::int64_t peak_bytes = 0;   ///< peak of Kokkos allocations in the default memory space
+  bool checkpointed = false;     ///< whether checkpoint.h5 holds a checkpoint of this run
+};
+
+/// Writes model.h5, history.csv, convergence.svg and summary.yaml into `directory`.
+/// **Blocking:** yes. **Throws:** io::FileError or FitRuntimeError when a file cannot be written.
+void write_run_directory(std::string const& directory, Config const& config, Setup const& setup, Result const& result,
+                         RunFacts facts);
+
+/// A resumed run's history: the checkpoint's records before the first new one, then the new ones.
+std::vector<IterationRecord> merged_history(std::vector<IterationRecord> const& before,
+                                            std::vector<IterationRecord> const& now);
+
+/// One curve of a convergence plot.
+struct PlotSeries {
+  std::string label;
+  std::vector<double> x, y;
+};
+
+/// A standalone SVG of one log-scale panel per series against a shared linear x axis, with axes, decade ticks,
+/// tick labels, axis labels and a title. Non-positive or non-finite values break the curve.
+std::string convergence_svg(std::string const& title, std::string const& x_label,
+                            std::vector<PlotSeries> const& series);
+
+}  // namespace fit
+}  // namespace t3k

@@ -1,0 +1,248 @@
+/// \file fit_setup.cpp
+/// The problem (synthetic or from an HDF5 probe set) and the initial model of a `t3k fit` run (fit_setup.hpp).
+
+#include "drivers/fit_setup.hpp"
+
+#include "drivers/collective.hpp"
+#include "drivers/device_copies.hpp"
+#include "drivers/exit_codes.hpp"
+#include "io/file_safety.hpp"
+#include "io/hdf5_io.hpp"
+
+#include "algorithms/random_t3.hpp"
+#include "core/error.hpp"
+#include "optimizers/planted_problem.hpp"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+namespace t3k {
+namespace fit {
+
+namespace {
+
+using cli::to_device;
+
+/// Rethrows an input-file error as a ConfigError at `key` (exit 2: bad input).
+template <class F>
+auto reading(Config const& config, std::string const& key, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (io::FileError const& e) {
+    throw config.error_at(key, e.what());
+  } catch (DimensionMismatch const& e) {
+    throw config.error_at(key, e.what());
+  } catch (InvalidArgument const& e) {
+    throw config.error_at(key, e.what());
+  }
+}
+
+/// This rank's rows of the data problem (all rows with one rank): every array's full shape is checked, only the
+/// rows of this rank are read (hyperslabs), and its weights are checked by this rank.
+Problem load_data_problem(Config const& config, Space const& space, Communicator const& comm) {
+  auto const& data = config.data;
+  std::string const key = "problem.data.file";
+  return reading(config, key, [&] {
+    io::Reader in(data.resolved_file);
+    auto const probes = in.read_probes({}, [&comm](std::size_t n_rows) { return comm.shard_range(n_rows); });
+    std::vector<std::size_t> shapes;
+    for (auto const& w : probes.w) shapes.push_back(w.extent(1));
+    std::size_t const w = probes.n_file_probes();
+    ShardRange const rows{probes.first_row, probes.first_row + probes.n_probes()};
+    if (!in.exists("/jets")) {
+      throw io::FileError(data.resolved_file + ": /jets (the target jets) is missing");
+    }
+    auto const jets = in.read_jets("/jets", shapes, w, io::any_extent, rows);
+    std::size_t const k = jets[0].extent(1) - 1;
+    if (probes.order && *probes.order != k) {
+      throw io::FileError(data.resolved_file + ": attribute order of /probes is " + std::to_string(*probes.order) +
+                          " but /jets/0 has K+1 = " + std::to_string(k + 1) + " orders");
+    }
+    if (data.order && *data.order != k) {
+      std::vector<std::size_t> jet_shape = impl::view_shape(jets[0]);
+      jet_shape[0] = w;  // the file's shape, not this rank's rows
+      throw config.error_at("problem.data.order", "is " + std::to_string(*data.order) + " but " + data.resolved_file +
+                                                      " holds jets of order K = " + std::to_string(k) +
+                                                      " (/jets/0 has shape " + impl::shape_string(jet_shape) + ")");
+    }
+    Problem p;
+    p.order = k;
+    if (comm.size() > 1) {
+      p.comm = comm;
+      p.global_offset = rows.begin;
+      p.global_probes = w;
+    }
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+      p.ww.push_back(to_device(probes.w[i]));
+      p.pp.push_back(to_device(probes.p[i]));
+      p.targets.push_back(to_device(jets[i]));
+    }
+    if (!data.weights.empty()) {
+      std::vector<std::size_t> shape;
+      std::vector<double> weights;
+      try {
+        shape = in.dataset_shape(data.weights);
+        if (shape == std::vector<std::size_t>{w}) weights = in.read_rows(data.weights, rows, shape);
+      } catch (io::FileError const& e) {
+        throw config.error_at("problem.data.weights", e.what());
+      }
+      if (shape != std::vector<std::size_t>{w}) {
+        throw config.error_at("problem.data.weights", data.resolved_file + ": " + data.weights + " has shape " +
+                                                          impl::shape_string(shape) + ", expected [" +
+                                                          std::to_string(w) + "] (one weight per probe)");
+      }
+      std::size_t const local = rows.size();
+      for (std::size_t s = 0; s < local; ++s) {
+        if (!(weights[s] >= 0) || !std::isfinite(weights[s])) {
+          throw config.error_at("problem.data.weights",
+                                data.resolved_file + ": " + data.weights + "[" + std::to_string(rows.begin + s) +
+                                    "] is " + std::to_string(weights[s]) + "; weights must be finite and >= 0");
+        }
+      }
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(weights.data(), local);
+      Kokkos::View<double*, Mem> d("t3k::fit::weights", local);
+      Kokkos::deep_copy(d, h);
+      p.weights = d;
+    }
+    (void)space;
+    return p;
+  });
+}
+
+/// Checks a model's ranks (given or from a file) against the problem's mode count; messages at the model keys.
+void check_model_ranks(Config const& config, std::vector<std::size_t> const& shapes) {
+  auto const& m = config.model;
+  std::size_t const d = shapes.size();
+  if (m.tucker_ranks && m.tucker_ranks->size() != d) {
+    throw config.error_at("model.tucker_ranks", "has " + std::to_string(m.tucker_ranks->size()) +
+                                                    " entries but the data has d = " + std::to_string(d) +
+                                                    " modes (mode shapes " + impl::shape_string(shapes) + ")");
+  }
+  if (m.tt_ranks && m.tt_ranks->size() != d + 1) {
+    throw config.error_at("model.tt_ranks", "has " + std::to_string(m.tt_ranks->size()) +
+                                                " entries but the data has d = " + std::to_string(d) +
+                                                " modes, so d + 1 = " + std::to_string(d + 1) + " are needed");
+  }
+}
+
+/// A seed of its own for each use of one configured seed (a splitmix64 step), so that streams never coincide.
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t stream) {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// Bytes of the cores of a T3 (sum of n_i N_i + r_i n_i r_{i+1} doubles); empty past 2^64.
+std::optional<std::uint64_t> t3_bytes(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                                      std::vector<std::size_t> const& r) {
+  std::optional<std::uint64_t> total = 0;
+  for (std::size_t i = 0; i < big_n.size() && i < n.size() && i + 1 < r.size() && total; ++i) {
+    auto const tucker = io::checked_product(n[i], big_n[i]);
+    auto const rn = io::checked_product(r[i], n[i]);
+    auto const tt = rn ? io::checked_product(*rn, r[i + 1]) : std::nullopt;
+    auto const both = tucker && tt ? io::checked_sum(*tucker, *tt) : std::nullopt;
+    total = both ? io::checked_sum(*total, *both) : std::nullopt;
+  }
+  return total ? io::checked_product(*total, sizeof(double)) : std::nullopt;
+}
+
+/// Refuses a fit whose model (`copies` T3s of these shapes: iterate, gradient, search directions) or whose probe
+/// set (W probes and directions and K+1 jet orders per mode entry) does not fit in the memory available, before
+/// anything is allocated. The message names the key to change.
+void check_fit_memory(Config const& config, std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                      std::vector<std::size_t> const& r, std::string const& rank_key, std::size_t n_probes,
+                      std::size_t order, std::string const& probes_key) {
+  constexpr std::uint64_t copies = 6;
+  auto const one = t3_bytes(big_n, n, r);
+  auto const model = one ? io::checked_product(*one, copies) : std::nullopt;
+  if (auto const shortfall = io::memory_shortfall(model)) {
+    throw config.error_at(rank_key, "the model (N = " + impl::shape_string(big_n) + ", n = " + impl::shape_string(n) +
+                                        ", r = " + impl::shape_string(r) + ") " + *shortfall + "; lower the ranks");
+  }
+  if (probes_key.empty()) return;
+  std::optional<std::uint64_t> sum_n = 0;
+  for (auto e : big_n) sum_n = sum_n ? io::checked_sum(*sum_n, e) : std::nullopt;
+  auto const per_probe = sum_n ? io::checked_product(*sum_n, (order + 3) * sizeof(double)) : std::nullopt;
+  auto const data = per_probe ? io::checked_product(*per_probe, n_probes) : std::nullopt;
+  auto const total = data && model ? io::checked_sum(*data, *model) : std::nullopt;
+  if (auto const shortfall = io::memory_shortfall(total)) {
+    throw config.error_at(probes_key, std::to_string(n_probes) + " probes of mode shapes " + impl::shape_string(big_n) +
+                                          " at order " + std::to_string(order) + " with the model " + *shortfall +
+                                          "; lower n_probes or the mode shapes");
+  }
+}
+
+}  // namespace
+
+/// The problem (this rank's rows of it) and the initial model. Reading files runs inside `collectively`; the
+/// synthetic problem is collective (its noise level is a sum over ranks) and needs no such guard: it depends only
+/// on the validated configuration, which every rank holds alike.
+Setup build_setup(Config const& config, Space const& space, Communicator const& comm) {
+  Setup s;
+  DeviceT3 truth;
+  if (config.source == ProblemSource::synthetic) {
+    auto const& syn = config.synthetic;
+    check_fit_memory(config, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, "problem.synthetic.tt_ranks",
+                     syn.n_probes, syn.order, "problem.synthetic.n_probes");
+    truth = random_t3<double>(space, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, syn.seed);
+    // Sharded by seed: each rank draws only its rows of the very probe set one process would draw.
+    s.problem = make_planted_problem(space, comm, truth, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
+    s.mode_shapes = syn.mode_shapes;
+    s.description = "synthetic: planted random T3, N = " + impl::shape_string(syn.mode_shapes) +
+                    ", n = " + impl::shape_string(syn.tucker_ranks) + ", r = " + impl::shape_string(syn.tt_ranks) +
+                    ", W = " + std::to_string(syn.n_probes) + ", K = " + std::to_string(syn.order) +
+                    fmt::format(", noise {:g}, seed {}", syn.noise, syn.seed);
+  } else {
+    cli::collectively(comm, cli::fit_exit_code, [&] {
+      s.problem = load_data_problem(config, space, comm);
+      for (auto const& w : s.problem.ww) s.mode_shapes.push_back(w.extent(1));
+      check_model_ranks(config, s.mode_shapes);
+    });
+    s.description = "data: " + config.data.resolved_file + ", N = " + impl::shape_string(s.mode_shapes) +
+                    ", W = " + std::to_string(s.problem.n_global_probes()) + ", K = " + std::to_string(s.problem.order);
+  }
+  auto const& m = config.model;
+  switch (m.init) {
+    case InitKind::random: {
+      auto const n = m.tucker_ranks ? *m.tucker_ranks : config.synthetic.tucker_ranks;
+      auto const r = m.tt_ranks ? *m.tt_ranks : config.synthetic.tt_ranks;
+      check_fit_memory(config, s.mode_shapes, n, r, m.tt_ranks ? "model.tt_ranks" : "problem.synthetic.tt_ranks", 0, 0,
+                       "");
+      // A stream of its own: a random start never equals the planted T3, even with equal seeds and ranks.
+      s.x0 = random_t3<double>(space, s.mode_shapes, n, r, mix_seed(m.seed, 2));
+      break;
+    }
+    case InitKind::file: {
+      // Every rank reads the initial T3 (read-only): the same bits everywhere.
+      cli::collectively(comm, cli::fit_exit_code, [&] {
+        auto const host = reading(config, "model.init.file", [&] { return io::Reader(m.resolved_file).read_t3(); });
+        if (host.mode_shapes() != s.mode_shapes) {
+          throw config.error_at("model.init.file", m.resolved_file + ": the T3 has mode shapes " +
+                                                       impl::shape_string(host.mode_shapes()) +
+                                                       " but the problem has " + impl::shape_string(s.mode_shapes));
+        }
+        if (m.tucker_ranks && (*m.tucker_ranks != host.tucker_ranks() || *m.tt_ranks != host.tt_ranks())) {
+          throw config.error_at("model.tucker_ranks",
+                                "the ranks " + impl::shape_string(*m.tucker_ranks) + " / " +
+                                    impl::shape_string(*m.tt_ranks) + " disagree with " + m.resolved_file + " (" +
+                                    impl::shape_string(host.tucker_ranks()) + " / " +
+                                    impl::shape_string(host.tt_ranks()) + "); leave them out to take the file's");
+        }
+        s.x0 = copy_t3_to<Mem>(space, host);
+      });
+      break;
+    }
+    case InitKind::truth_perturbation:
+      s.x0 = perturb_t3(space, truth, m.perturbation, mix_seed(m.seed, 3));
+      break;
+  }
+  space.fence();
+  return s;
+}
+
+}  // namespace fit
+}  // namespace t3k
