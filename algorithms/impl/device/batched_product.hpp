@@ -202,33 +202,26 @@ struct BatchedProductTiles {
   }
 };
 
-/// The batched product on host spaces (builds that run the device code paths on the host, for testing): a strip of
-/// a row's entries per iteration, each summed over the same inner indices in the same order as BatchedProductTiles,
-/// straight from the factors. Team scratch on a host space is memory the space allocates and keeps, which would make
-/// the allocations of a call depend on what ran before it.
+/// The batched product on host spaces (builds that run the device code paths on the host, for testing): one entry
+/// per iteration, summed over the same inner indices in the same order as BatchedProductTiles, straight from the
+/// factors. Team scratch on a host space is memory the space allocates and keeps, which would make the allocations
+/// of a call depend on what ran before it.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 struct BatchedProductEntries {
-  /// Entries of a row that one iteration sums side by side (the inner loop runs along the row).
-  static constexpr int strip = 16;
   BatchedProductTiles<ExecutionSpace, Scalar, MemorySpace> tiles;
-  int strips;  // per row: ceil(n / strip)
-
   KOKKOS_INLINE_FUNCTION void operator()(int e) const {
     int const m = tiles.m, n = tiles.n;
-    int const batch = e / (m * strips), i = (e / strips) % m, j0 = (e % strips) * strip;
-    int const width = min_of(strip, n - j0);
-    Scalar acc[strip];
-    for (int q = 0; q < strip; ++q) acc[q] = Scalar(0);
+    int const batch = e / (m * n), i = (e / n) % m, j = e % n;
+    Scalar acc = 0;
     for (int term = 0; term < tiles.n_terms; ++term) {
       ProductTerm<Scalar, MemorySpace> const& t = term == 0 ? tiles.first : tiles.second;
       int const k_begin = batch * t.inner_per_batch;
       int const k_end = min_of(k_begin + t.inner_per_batch, t.inner());
       for (int k = k_begin; k < k_end; ++k) {
-        Scalar const a_ik = t.transpose_a ? t.a(k, i) : t.a(i, k);
-        for (int q = 0; q < width; ++q) acc[q] += a_ik * (t.transpose_b ? t.b(j0 + q, k) : t.b(k, j0 + q));
+        acc += (t.transpose_a ? t.a(k, i) : t.a(i, k)) * (t.transpose_b ? t.b(j, k) : t.b(k, j));
       }
     }
-    for (int q = 0; q < width; ++q) tiles.store(batch, i, j0 + q, acc[q]);
+    tiles.store(batch, i, j, acc);
   }
 };
 
@@ -288,10 +281,8 @@ void batched_product(ExecutionSpace const& space, char const* label, ProductTerm
                     tiles_m,
                     tiles_n};
   if constexpr (std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
-    using Entries = BatchedProductEntries<ExecutionSpace, Scalar, MemorySpace>;
-    int const strips = (n + Entries::strip - 1) / Entries::strip;
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, batches * m * strips),
-                         Entries{tiles, strips});
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, batches * m * n),
+                         BatchedProductEntries<ExecutionSpace, Scalar, MemorySpace>{tiles});
   } else {
     std::size_t const slabs = Tiles::slab_bytes(tile);
     int const threads = team_threads(space, tiles, slabs);
