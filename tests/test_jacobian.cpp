@@ -1,6 +1,7 @@
 // The forward Jacobian J and its chunked transpose J^T (docs/math.md) against brute-force references:
 // dense tangents T(v) built term by term, the subset expansion of probe jets, and the explicit Jacobian matrix.
 #include "frame_reference.hpp"
+#include "random_views.hpp"
 #include "test_devices.hpp"
 
 #include "algorithms/probe_derivatives_transpose.hpp"
@@ -19,30 +20,6 @@ using namespace t3k_test;
 static_assert(!t3k::impl::runs_on_host<Kokkos::DefaultHostExecutionSpace>() ||
                   t3k::impl::khatri_rao_first<Kokkos::DefaultHostExecutionSpace>(32),
               "the wide-rank frame case must take the Khatri-Rao-first step it is there to test");
-
-template <class C>
-using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
-template <class C>
-using Jets3 = Kokkos::View<typename C::scalar_type***, Kokkos::LayoutRight, typename C::memory_space>;
-template <class C>
-using Jets4 = Kokkos::View<typename C::scalar_type****, Kokkos::LayoutRight, typename C::memory_space>;
-
-template <class V>
-V random_view(V v, std::uint64_t seed) {
-  t3k::impl::HostNormalGenerator gen(seed);
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = typename V::value_type(gen.normal());
-  Kokkos::deep_copy(v, h);
-  return v;
-}
-
-template <class C>
-std::vector<Probe2<C>> probe_stack(std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
-  std::vector<Probe2<C>> out;
-  for (std::size_t i = 0; i < shapes.size(); ++i)
-    out.push_back(random_view(Probe2<C>("probe", w, shapes[i]), seed + i));
-  return out;
-}
 
 template <class View>
 std::vector<double> host_row(View const& v, std::size_t s) {

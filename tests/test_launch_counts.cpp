@@ -4,6 +4,7 @@
 // the device code paths on the host (T3K_DEVICE_CODE_PATHS_ON_HOST); host backends run their blocks as plain loops
 // that no tool sees, and are skipped.
 #include "frame_reference.hpp"
+#include "random_views.hpp"
 #include "test_devices.hpp"
 
 #include "algorithms/probe_derivatives.hpp"
@@ -49,27 +50,6 @@ std::size_t count_launches(ExecutionSpace const& space, Call&& call) {
   return LaunchCounts::total();
 }
 
-template <class C>
-using Probe2 = Kokkos::View<typename C::scalar_type**, Kokkos::LayoutRight, typename C::memory_space>;
-template <class C>
-using Jets3 = Kokkos::View<typename C::scalar_type***, Kokkos::LayoutRight, typename C::memory_space>;
-
-template <class V>
-V filled(V v, std::uint64_t seed) {
-  t3k::impl::HostNormalGenerator gen(seed);
-  auto h = Kokkos::create_mirror_view(v);
-  for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = typename V::value_type(gen.normal());
-  Kokkos::deep_copy(v, h);
-  return v;
-}
-
-template <class C>
-std::vector<Probe2<C>> probes_of(std::vector<std::size_t> const& shapes, std::size_t w, std::uint64_t seed) {
-  std::vector<Probe2<C>> out;
-  for (std::size_t i = 0; i < shapes.size(); ++i) out.push_back(filled(Probe2<C>("probe", w, shapes[i]), seed + i));
-  return out;
-}
-
 // One chunk of half a block against one chunk of six blocks and a bit: the same launches for J^T (summed and
 // per probe), J, probes and probe jets, and at most 40 per mode for J^T (the bound of the GPU design).
 template <class C>
@@ -88,9 +68,9 @@ void launches_do_not_grow_with_blocks_per_chunk() {
     std::size_t jt_summed, jt_per_probe, j, probes, jets;
   };
   auto count = [&](std::size_t w) {
-    auto const ww = probes_of<C>(fc.big_n, w, 10), pp = probes_of<C>(fc.big_n, w, 20);
+    auto const ww = probe_stack<C>(fc.big_n, w, 10), pp = probe_stack<C>(fc.big_n, w, 20);
     std::vector<Jets3<C>> r;
-    for (std::size_t i = 0; i < d; ++i) r.push_back(filled(Jets3<C>("r", w, order + 1, fc.big_n[i]), 30 + i));
+    for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets3<C>("r", w, order + 1, fc.big_n[i]), 30 + i));
     Counts c{};
     c.jt_summed = count_launches(space, [&] { t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, none}); });
     c.jt_per_probe = count_launches(space, [&] {
