@@ -113,7 +113,7 @@ struct BatchedProductTiles {
     return sums_in_scratch(threads, t) ? Slab::shmem_size(t.m, t.n) : 0;
   }
 
-  /// Runs `slab(k0, kk)` for every slab of the inner indices of batch `batch`, term after term, each staged in
+  /// Runs `slab(kk)` for every slab (kk inner indices) of batch `batch`, term after term, each staged in
   /// scratch between two barriers (every thread of a team runs the same slabs, so the barriers match).
   template <class SlabBody>
   KOKKOS_INLINE_FUNCTION void for_each_slab(Team const& team, int batch, int i0, int j0, Slab const& as, Slab const& bs,
