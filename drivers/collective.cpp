@@ -1,5 +1,5 @@
 /// \file collective.cpp
-/// MPI behind collective.hpp. Every MPI call of the tool is here or in core/communicator.hpp.
+/// MPI behind collective.hpp. Every MPI call of the tool is here or in t3k/core/communicator.hpp.
 
 #include "drivers/collective.hpp"
 

@@ -10,9 +10,9 @@
 /// (t3k::impl::collective_check). With one rank `collectively` is the plain call, so the single-process tool keeps
 /// its exceptions, messages and exit codes unchanged.
 
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "core/communicator.hpp"
+#include "t3k/core/communicator.hpp"
 
 #include <cstddef>
 #include <exception>

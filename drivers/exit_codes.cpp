@@ -6,9 +6,9 @@
 #include "drivers/collective.hpp"
 #include "drivers/fit_config.hpp"
 #include "drivers/fit_run.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "core/error.hpp"
+#include "t3k/core/error.hpp"
 
 namespace t3k {
 namespace cli {

@@ -4,7 +4,7 @@
 #include "drivers/fit_checkpoint.hpp"
 
 #include "drivers/device_copies.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -5,9 +5,9 @@
 
 #include "drivers/collective.hpp"
 #include "drivers/exit_codes.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "core/error.hpp"
+#include "t3k/core/error.hpp"
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>

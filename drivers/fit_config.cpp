@@ -5,7 +5,7 @@
 
 #include "drivers/fit_config.hpp"
 
-#include "core/chunk_size.hpp"
+#include "t3k/core/chunk_size.hpp"
 
 #include <yaml-cpp/yaml.h>
 

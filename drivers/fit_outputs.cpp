@@ -4,10 +4,10 @@
 #include "drivers/fit_outputs.hpp"
 
 #include "drivers/fit_run.hpp"
-#include "io/file_safety.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/file_safety.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "t3k_version.hpp"
+#include "t3k/version.hpp"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>

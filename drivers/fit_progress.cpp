@@ -4,8 +4,8 @@
 #include "drivers/fit_progress.hpp"
 
 #include "drivers/fit_types.hpp"
-#include "io/file_safety.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/file_safety.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
 #include <fmt/core.h>
 

@@ -4,8 +4,8 @@
 
 #include "drivers/fit_run.hpp"
 
-#include "core/memory_tracking.hpp"
-#include "optimizers/optimizer_common.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/optimizers/optimizer_common.hpp"
 
 #include <cstddef>
 #include <cstdio>

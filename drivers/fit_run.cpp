@@ -12,16 +12,16 @@
 #include "drivers/fit_progress.hpp"
 #include "drivers/fit_setup.hpp"
 #include "drivers/fit_types.hpp"
-#include "io/file_safety.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/file_safety.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "algorithms/impl/host/host_blas.hpp"
-#include "core/chunk_size.hpp"
-#include "core/memory_tracking.hpp"
-#include "optimizers/adam.hpp"
-#include "optimizers/gradient_descent.hpp"
-#include "optimizers/mc_sgd.hpp"
-#include "optimizers/newton_cg.hpp"
+#include "t3k/algorithms/impl/host/host_blas.hpp"
+#include "t3k/core/chunk_size.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
 
 #include <fmt/core.h>
 #include <Kokkos_Core.hpp>

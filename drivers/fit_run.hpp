@@ -13,7 +13,7 @@
 
 #include "drivers/fit_config.hpp"
 
-#include "core/communicator.hpp"
+#include "t3k/core/communicator.hpp"
 
 #include <cstddef>
 #include <stdexcept>

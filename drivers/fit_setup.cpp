@@ -6,12 +6,12 @@
 #include "drivers/collective.hpp"
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
-#include "io/file_safety.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/file_safety.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "algorithms/random_t3.hpp"
-#include "core/error.hpp"
-#include "optimizers/planted_problem.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/core/error.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <fmt/core.h>
 

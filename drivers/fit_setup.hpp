@@ -9,7 +9,7 @@
 #include "drivers/fit_config.hpp"
 #include "drivers/fit_types.hpp"
 
-#include "core/communicator.hpp"
+#include "t3k/core/communicator.hpp"
 
 #include <cstddef>
 #include <string>

@@ -2,7 +2,7 @@
 /// \file fit_types.hpp
 /// The spaces and types `t3k fit` runs with: double precision in the default execution space.
 
-#include "optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/optimizer_common.hpp"
 
 #include <Kokkos_Core.hpp>
 

@@ -5,7 +5,7 @@
 /// configuration, fill the option structs, echo the given keys into summary.yaml and the checkpoint fingerprint,
 /// and are checked against docs/config.md by a test, so each key is written down once.
 
-#include "optimizers/optimizer_options.hpp"
+#include "t3k/optimizers/optimizer_options.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -8,7 +8,7 @@
 
 #include "flop_counts.hpp"
 
-#include "t3k.hpp"
+#include "t3k/t3k.hpp"
 
 #include <benchmark/benchmark.h>
 #include <KokkosBlas3_gemm.hpp>

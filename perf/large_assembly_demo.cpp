@@ -3,12 +3,12 @@
 //   t3k_large_assembly [W]    (default W = 10^6; d = 12, N = n = 2, TT ranks up to 64, K = 3, double)
 // Prints the model's peaks, the auto chunk, the measured peak bytes and time of each run, and whether the two
 // gradients are bitwise equal. Exit 1 if they are not.
-#include "algorithms/estimate_chunk_size.hpp"
-#include "algorithms/orthogonal_frame.hpp"
-#include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/random_t3.hpp"
-#include "core/impl/host_random.hpp"
-#include "core/memory_tracking.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/core/impl/host_random.hpp"
+#include "t3k/core/memory_tracking.hpp"
 
 #include <chrono>
 #include <cstdio>

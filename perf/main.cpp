@@ -3,8 +3,8 @@
 // and releases the cached fixtures before Kokkos is finalized.
 #include "bench_common.hpp"
 
-#include "algorithms/impl/host/host_blas.hpp"
-#include "t3k_version.hpp"
+#include "t3k/algorithms/impl/host/host_blas.hpp"
+#include "t3k/version.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -5,9 +5,9 @@
 
 #include "reference.hpp"
 
-#include "core/impl/host_random.hpp"
-#include "core/orthogonal_frame.hpp"
-#include "core/t3_variation.hpp"
+#include "t3k/core/impl/host_random.hpp"
+#include "t3k/core/orthogonal_frame.hpp"
+#include "t3k/core/t3_variation.hpp"
 
 #include <vector>
 

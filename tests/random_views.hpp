@@ -3,7 +3,7 @@
 
 #include "test_devices.hpp"
 
-#include "core/impl/host_random.hpp"
+#include "t3k/core/impl/host_random.hpp"
 
 #include <cstdint>
 #include <vector>

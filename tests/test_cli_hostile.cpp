@@ -7,7 +7,7 @@
 #include "cli_harness.hpp"
 #include "fuzz/h5_mutate.hpp"
 
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
 #include <gtest/gtest.h>
 

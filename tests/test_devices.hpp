@@ -1,7 +1,7 @@
 #pragma once
 // The execution spaces every typed test runs on: all enabled backends of the Kokkos this build uses.
 
-#include "core/chunk_size.hpp"
+#include "t3k/core/chunk_size.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

@@ -10,13 +10,13 @@
 #include "cli_harness.hpp"
 #include "drivers/fit_config.hpp"
 #include "drivers/optimizer_keys.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "algorithms/random_t3.hpp"
-#include "optimizers/adam.hpp"
-#include "optimizers/gradient_descent.hpp"
-#include "optimizers/mc_sgd.hpp"
-#include "optimizers/planted_problem.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// HDF5 files of docs/file-format.md (io/hdf5_io.hpp): bitwise round trips of every kind of object, error
+// HDF5 files of docs/file-format.md (t3k/io/hdf5_io.hpp): bitwise round trips of every kind of object, error
 // messages that name the file and the dataset, and atomic writes.
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "hdf5_attributes.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "algorithms/random_t3.hpp"
+#include "t3k/algorithms/random_t3.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,11 +4,11 @@
 #include "random_views.hpp"
 #include "test_devices.hpp"
 
-#include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/random_t3.hpp"
-#include "algorithms/t3_tangent.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
-#include "core/memory_tracking.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/t3_tangent.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/core/memory_tracking.hpp"
 
 #include <limits>
 

@@ -7,10 +7,10 @@
 #include "random_views.hpp"
 #include "test_devices.hpp"
 
-#include "algorithms/probe_derivatives.hpp"
-#include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/random_t3.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
 
 #include <cstring>
 

@@ -1,17 +1,17 @@
-// The dense matrix products J^T's contractions run on (algorithms/impl/matrix_product.hpp): the Kokkos Kernels path
+// The dense matrix products J^T's contractions run on (t3k/algorithms/impl/matrix_product.hpp): the Kokkos Kernels path
 // (OpenBLAS underneath where it is the BLAS TPL) against a brute-force triple loop on the host, for every transpose
 // combination, accumulating or not, odd sizes and an empty inner dimension; the plain kernel (the fallback without
 // Kokkos Kernels) against the same reference; and the same call giving the same bits twice. Also the Khatri-Rao jets
-// that feed those products and the jet contractions that read them (algorithms/impl/jet_kernels.hpp), against their
+// that feed those products and the jet contractions that read them (t3k/algorithms/impl/jet_kernels.hpp), against their
 // definitions by coefficient pairs; apply_matrix, whose host form spreads whole block products over threads; the
 // Khatri-Rao jets formed block by block before their products; the probe-pair input products (in place or packed,
 // one matrix or several); the probe-jet output kernel; the column slabs the summed assembly products are split into
 // on host threads; and the host kernel for the sweeps' small products (host_small_product.hpp) against sequential sums.
-#include "algorithms/impl/host/host_small_product.hpp"
-#include "algorithms/impl/host/register_strips.hpp"
-#include "algorithms/impl/jet_kernels.hpp"
-#include "algorithms/impl/matrix_product.hpp"
-#include "core/memory_tracking.hpp"
+#include "t3k/algorithms/impl/host/host_small_product.hpp"
+#include "t3k/algorithms/impl/host/register_strips.hpp"
+#include "t3k/algorithms/impl/jet_kernels.hpp"
+#include "t3k/algorithms/impl/matrix_product.hpp"
+#include "t3k/core/memory_tracking.hpp"
 #include "test_devices.hpp"
 
 #include <gtest/gtest.h>
@@ -357,7 +357,7 @@ void contract_jets_match_definition() {
 
 // apply_matrix over several blocks of probe rows, both sides, accumulating or not: against its definition, and
 // bitwise against the same call made one block at a time. On an OpenMP space with several threads the blocks of
-// the many-block call are spread over the threads (core/impl/host_blocks.hpp) while each one-block call has a block
+// the many-block call are spread over the threads (t3k/algorithms/impl/host/host_blocks.hpp) while each one-block call has a block
 // alone; a block's bits must depend neither on the thread that ran it nor on how many blocks its call had. The
 // products are above OpenBLAS's threading threshold, where its sgemm on two threads gives other last bits than on
 // one (this test failed when a lone block ran on the BLAS's threads).

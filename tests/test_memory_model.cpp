@@ -2,10 +2,10 @@
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
-#include "algorithms/estimate_chunk_size.hpp"
-#include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
-#include "core/memory_tracking.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/core/memory_tracking.hpp"
 
 
 namespace {

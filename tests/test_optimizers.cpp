@@ -2,14 +2,14 @@
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
-#include "algorithms/random_t3.hpp"
-#include "algorithms/to_dense.hpp"
-#include "core/memory_tracking.hpp"
-#include "optimizers/adam.hpp"
-#include "optimizers/gradient_descent.hpp"
-#include "optimizers/mc_sgd.hpp"
-#include "optimizers/newton_cg.hpp"
-#include "optimizers/planted_problem.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 namespace {
 

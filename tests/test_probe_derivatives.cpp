@@ -2,10 +2,10 @@
 #include "reference.hpp"
 #include "test_devices.hpp"
 
-#include "algorithms/probe_derivatives.hpp"
-#include "algorithms/random_t3.hpp"
-#include "algorithms/to_dense.hpp"
-#include "core/impl/host_random.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/impl/host_random.hpp"
 
 #include <limits>
 

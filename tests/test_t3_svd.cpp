@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/random_t3.hpp"
-#include "algorithms/t3_linear_algebra.hpp"
-#include "algorithms/t3_svd.hpp"
-#include "algorithms/to_dense.hpp"
-#include "core/uniform_tucker_tensor_train.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/uniform_tucker_tensor_train.hpp"
 #include "reference.hpp"
 #include "test_devices.hpp"
 

@@ -1,6 +1,6 @@
 // Fits a T3 to the probe jets of a planted random T3 with the library alone (no HDF5, no YAML): the same problem
 // `t3k fit` builds for a `synthetic` configuration. Prints the relative residual and exits 0 when it is small.
-#include <t3k.hpp>
+#include <t3k/t3k.hpp>
 
 #include <cstdio>
 

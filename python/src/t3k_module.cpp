@@ -13,20 +13,20 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "algorithms/estimate_chunk_size.hpp"
-#include "algorithms/orthogonal_frame.hpp"
-#include "algorithms/probe_derivatives.hpp"
-#include "algorithms/probe_derivatives_transpose.hpp"
-#include "algorithms/random_t3.hpp"
-#include "algorithms/t3_linear_algebra.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
-#include "algorithms/to_dense.hpp"
-#include "core/chunk_size.hpp"
-#include "core/error.hpp"
-#include "core/orthogonal_frame.hpp"
-#include "core/t3_variation.hpp"
-#include "core/tucker_tensor_train.hpp"
-#include "t3k_version.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/chunk_size.hpp"
+#include "t3k/core/error.hpp"
+#include "t3k/core/orthogonal_frame.hpp"
+#include "t3k/core/t3_variation.hpp"
+#include "t3k/core/tucker_tensor_train.hpp"
+#include "t3k/version.hpp"
 
 #include <cstring>
 #include <mutex>

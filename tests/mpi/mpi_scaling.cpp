@@ -7,11 +7,11 @@
 // and prints seconds per call (slowest rank, best of R), speedup, efficiency and the measured per-rank peak bytes
 // of J^T next to the model's. Part 2 prints, from the memory model alone, the per-rank bytes of J^T for 8 to 1024
 // ranks at |W| = 10^8 for two stated shapes. Set OMP_NUM_THREADS (1 for one core per rank).
-#include "algorithms/orthogonal_frame.hpp"
-#include "algorithms/random_t3.hpp"
-#include "core/communicator.hpp"
-#include "core/memory_tracking.hpp"
-#include "optimizers/planted_problem.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/core/communicator.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <mpi.h>
 #include <Kokkos_Core.hpp>

@@ -7,10 +7,10 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "../cli_harness.hpp"
-#include "io/hdf5_io.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
-#include "algorithms/to_dense.hpp"
-#include "core/chunk_size.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/chunk_size.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

@@ -4,17 +4,17 @@
 // ranks through a min/max reduction of a hash. A failure on any rank fails the run on every rank.
 #include "../reference.hpp"
 
-#include "algorithms/orthogonal_frame.hpp"
-#include "algorithms/random_t3.hpp"
-#include "algorithms/tangent_probe_derivatives.hpp"
-#include "algorithms/variation_operations.hpp"
-#include "core/communicator.hpp"
-#include "core/memory_tracking.hpp"
-#include "optimizers/adam.hpp"
-#include "optimizers/gradient_descent.hpp"
-#include "optimizers/mc_sgd.hpp"
-#include "optimizers/newton_cg.hpp"
-#include "optimizers/planted_problem.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/algorithms/variation_operations.hpp"
+#include "t3k/core/communicator.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <gtest/gtest.h>
 #include <mpi.h>

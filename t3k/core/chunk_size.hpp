@@ -1,0 +1,163 @@
+#pragma once
+/// \file chunk_size.hpp
+/// How many probes a chunked call processes at a time: none (all at once), a fixed count, or automatic (the
+/// balance estimator of docs/math.md, resolved from the call's shapes).
+
+#include "t3k/core/error.hpp"
+#include "t3k/core/impl/kokkos_compat.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace t3k {
+
+/// Probes per block (docs/math.md) on host backends. Chunked calls work on blocks of this many probes aligned to
+/// the absolute probe index: every core contraction is one matrix product per block and summed J^T adds block
+/// products into the result in block order. A fixed chunk size is therefore rounded down to a multiple of the block
+/// (at least one block), so that chunk boundaries fall on block boundaries and every chunk size gives the same bits.
+/// 64 rather than 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row
+/// products markedly closer to its peak than 96-row ones (docs/performance.md).
+constexpr std::size_t reduction_block_size = 64;
+
+/// Probes per block on device backends (CUDA, HIP): the unit of the summed J^T's block partials there (one batched
+/// kernel sums each block of a chunk into a partial, a second adds them in block order: device/batched_product.hpp).
+/// Large blocks keep the partials few; the forward sweeps' products do not depend on the block at all.
+constexpr std::size_t device_reduction_block_size = 2048;
+
+/// The reduction block of chunked calls on `ExecutionSpace`: reduction_block_size on host backends,
+/// device_reduction_block_size on device backends. Chunk sizes on that space are multiples of it (or all rows).
+template <class ExecutionSpace>
+constexpr std::size_t reduction_block_size_for() {
+  return impl::runs_on_host<ExecutionSpace>() ? reduction_block_size : device_reduction_block_size;
+}
+
+/// Block partials a summed J^T keeps for a chunk of `rows` probe rows on a space whose reduction block is
+/// `block_rows`: device backends (block device_reduction_block_size) sum each block of a chunk into a partial of its
+/// own in one batched kernel and then add the partials to the result in block order (the same two launches whatever
+/// the number of blocks); host backends add each block's products to the result directly (none).
+constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_rows) {
+  return block_rows == device_reduction_block_size ? (rows + block_rows - 1) / block_rows : 0;
+}
+
+/// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
+/// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
+/// markedly faster than one streamed from memory (docs/performance.md has the chunk sweep), so there `auto` is capped
+/// at the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
+/// host_chunk_khatri_rao_bytes; probes, probe jets and J: the chunk of host_sweep_chunk_workspace_bytes instead), per
+/// thread when the space spreads block products over its threads (impl::host_chunk_rows). Device backends have no
+/// cap: their kernels want rows.
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
+
+/// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
+/// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
+/// of a core's L2 cache runs faster than one of the last level (BM_Probes, BM_J; figures in docs/performance.md).
+constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
+
+/// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
+/// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in
+/// the core's own cache when read again. It binds only where a block's jets are large (BM_JT_Target in float: one
+/// block per thread measured faster than two; figures in docs/performance.md).
+constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
+
+class ChunkSize {
+ public:
+  enum class Kind { none, fixed, automatic };
+
+  /// All probes in one pass (the default).
+  ChunkSize() = default;
+  static ChunkSize none() { return ChunkSize(); }
+  /// `rows` probes at a time, rounded down to a multiple of the space's reduction block (reduction_block_size_for:
+  /// 64 on host backends, 2048 on device backends; at least one block) when a call uses it. **Throws:** InvalidArgument
+  /// for 0.
+  static ChunkSize of(std::size_t rows) {
+    if (rows == 0) throw InvalidArgument("t3k::ChunkSize: a chunk size must be >= 1 (got 0)");
+    ChunkSize c;
+    c.kind_ = Kind::fixed;
+    c.rows_ = rows;
+    return c;
+  }
+  static ChunkSize automatic() {
+    ChunkSize c;
+    c.kind_ = Kind::automatic;
+    return c;
+  }
+  /// Parses "none", "auto" or a positive integer. **Throws:** InvalidArgument naming the text.
+  static ChunkSize parse(std::string const& text) {
+    if (text == "none") return none();
+    if (text == "auto") return automatic();
+    std::size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+      value = std::stoull(text, &pos);
+    } catch (...) {
+      pos = 0;
+    }
+    if (pos == 0 || pos != text.size() || text[0] == '-' || value == 0) {
+      throw InvalidArgument("chunk size '" + text + "' is not 'auto', 'none' or a positive integer");
+    }
+    return of(std::size_t(value));
+  }
+
+  Kind kind() const { return kind_; }
+  std::size_t rows() const { return rows_; }
+  std::string to_string() const {
+    return kind_ == Kind::none ? "none" : kind_ == Kind::automatic ? "auto" : std::to_string(rows_);
+  }
+
+ private:
+  Kind kind_ = Kind::none;
+  std::size_t rows_ = 0;
+};
+
+namespace impl {
+/// a * b for byte counts of the memory model. **Throws:** InvalidArgument naming `where` when it exceeds size_t.
+inline std::size_t checked_mul(std::size_t a, std::size_t b, char const* where) {
+  std::size_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out))
+    throw InvalidArgument(concat(where, ": byte count ", a, " x ", b, " overflows"));
+  return out;
+}
+/// a + b for byte counts of the memory model. **Throws:** InvalidArgument naming `where` when it exceeds size_t.
+inline std::size_t checked_add(std::size_t a, std::size_t b, char const* where) {
+  std::size_t out = 0;
+  if (__builtin_add_overflow(a, b, &out))
+    throw InvalidArgument(concat(where, ": byte count ", a, " + ", b, " overflows"));
+  return out;
+}
+
+/// A chunk size rounded down to a multiple of the reduction block `block`, at least one block.
+inline std::size_t block_aligned_rows(std::size_t rows, std::size_t block) {
+  return rows < block ? block : rows - rows % block;
+}
+
+/// The rows per pass for `requested` rows per chunk and `n_probes` probes: all of them when the request covers
+/// them, else the request rounded down to a multiple of the reduction block `block` (at least one block); at least 1.
+inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes, std::size_t block) {
+  std::size_t const all = n_probes > 0 ? n_probes : 1;
+  if (requested >= all) return all;
+  std::size_t const rows = block_aligned_rows(requested, block);
+  return rows < all ? rows : all;
+}
+
+/// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
+/// products run on `threads` threads (t3k/algorithms/impl/host/host_blocks.hpp): each thread gets whole blocks whose workspace fits
+/// `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one round), so that
+/// every thread's share is what one thread's chunk would be and the threads have equal shares; all rows when that
+/// covers them.
+inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads,
+                                   std::size_t budget = host_chunk_workspace_bytes) {
+  std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread
+  std::size_t const all = n_probes > 0 ? n_probes : 1;
+  if (per_row == 0) return all;
+  std::size_t const fits = round / reduction_block_size * (budget / per_row);
+  std::size_t const rows = fits < round ? round : fits - fits % round;
+  return rows < all ? rows : all;
+}
+
+/// rows_per_chunk for a resolved (none or fixed) chunk size.
+inline std::size_t rows_per_chunk(ChunkSize const& c, std::size_t n_probes, std::size_t block) {
+  return c.kind() == ChunkSize::Kind::fixed ? rows_per_chunk(c.rows(), n_probes, block) : (n_probes > 0 ? n_probes : 1);
+}
+}  // namespace impl
+
+}  // namespace t3k

@@ -1,0 +1,338 @@
+#pragma once
+/// \file fitting_problem.hpp
+/// The fitting problem (docs/math.md): probe pairs (w, p), order K, target jets y and optional per-probe
+/// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
+/// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
+///
+/// Sharding (docs/math.md): a problem may hold only this rank's contiguous rows of a probe set sharded
+/// across the ranks of `comm`. Losses and the J^T-based products then sum over ranks (J^T: this rank's chunked sum,
+/// then one reduction per call, before the gauge projection); J and every tangent-space operation stay local
+/// (the frame and the tangents are replicated), so the optimizers produce the same iterates on every rank.
+
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/gauge_projection.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/core/communicator.hpp"
+#include "t3k/core/error.hpp"
+#include "t3k/core/orthogonal_frame.hpp"
+#include "t3k/core/t3_variation.hpp"
+#include "t3k/core/tucker_tensor_train.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace t3k {
+
+/// Data of a fit, in `MemorySpace`. All Views are LayoutRight: ww[i], pp[i] (W, N_i); targets[i] (W, K+1, N_i);
+/// weights (W) or empty for all ones. W here is this rank's row count; a sharded problem (comm.size() > 1) holds
+/// rows [global_offset, global_offset + W) of a probe set of global_probes rows (make one with
+/// make_planted_problem(space, comm, ...) or by reading this rank's rows, Communicator::shard_range).
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+struct FittingProblem {
+  using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
+  std::vector<probe_type> ww, pp;
+  std::vector<jet_type> targets;
+  Kokkos::View<Scalar*, MemorySpace> weights;
+  std::size_t order = 0;
+  Communicator comm;              ///< ranks sharing the probe set (default: this process alone)
+  std::size_t global_offset = 0;  ///< index of this rank's first row in the whole probe set
+  std::size_t global_probes = 0;  ///< W of all ranks together; 0 means n_probes() (an unsharded problem)
+
+  /// Rows held by this rank.
+  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
+  /// Rows of all ranks together.
+  std::size_t n_global_probes() const { return global_probes != 0 ? global_probes : n_probes(); }
+  std::size_t n_modes() const { return ww.size(); }
+};
+
+namespace impl {
+
+/// Validates a problem against a model's mode shapes. Collective for a sharded problem: every rank checks its own
+/// rows and the shards' consistency, and a failure on any rank throws on every rank with that rank's message.
+/// **Throws:** DimensionMismatch naming the array; InvalidArgument for an empty or inconsistent probe set.
+template <class Scalar, class MemorySpace>
+void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace> const& p,
+                   std::vector<std::size_t> const& mode_shapes) {
+  std::size_t w = 0;
+  collective_check(p.comm, [&] {
+    w = check_probe_stack(where, "ww", p.ww, mode_shapes);
+    std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
+    if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
+    check_jet_stack(where, "targets", p.targets, w, p.order, mode_shapes);
+    if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
+      throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
+    }
+    if (p.comm.size() == 1 && (p.global_offset != 0 || p.n_global_probes() != w)) {
+      throw InvalidArgument(concat(where, ": a problem of one rank holds all its probes, but global_offset = ",
+                                   p.global_offset, " and global_probes = ", p.global_probes, " for W = ", w));
+    }
+    if (p.global_offset + w > p.n_global_probes()) {
+      throw InvalidArgument(concat(where, ": rows [", p.global_offset, ", ", p.global_offset + w,
+                                   ") of this shard exceed global_probes = ", p.n_global_probes()));
+    }
+  });
+  if (p.comm.size() > 1) {
+    std::size_t const total = p.comm.allreduce_sum(w);
+    std::size_t const lo = p.comm.allreduce_min(p.n_global_probes()), hi = p.comm.allreduce_max(p.n_global_probes());
+    if (lo != hi || total != hi) {
+      throw InvalidArgument(concat(where, ": the ", p.comm.size(), " shards hold ", total,
+                                   " probes in all but global_probes is ", lo == hi ? concat(hi) : concat(lo, "..", hi),
+                                   " (set global_probes and global_offset on every rank)"));
+    }
+    w = total;
+  }
+  if (w == 0) throw InvalidArgument(where + ": the problem has no probes");
+}
+
+/// sum_s c_s sum_{k,j} a[s,k,j] b[s,k,j] over every mode (deterministic for a fixed backend and thread count).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+double weighted_jet_dot(ExecutionSpace const& space,
+                        std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
+                        std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& b,
+                        Kokkos::View<Scalar*, MemorySpace> weights) {
+  double total = 0;
+  bool const weighted = weights.data() != nullptr;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto x = a[i];
+    auto y = b[i];
+    int const w = int(x.extent(0)), k = int(x.extent(1)), n = int(x.extent(2));
+    double part = 0;
+    Kokkos::parallel_reduce(
+        "t3k::fitting::weighted_jet_dot", Kokkos::RangePolicy<ExecutionSpace>(space, 0, w),
+        KOKKOS_LAMBDA(int s, double& acc) {
+          double row = 0;
+          for (int q = 0; q < k; ++q)
+            for (int j = 0; j < n; ++j) row += double(x(s, q, j)) * double(y(s, q, j));
+          acc += weighted ? double(weights(s)) * row : row;
+        },
+        part);
+    total += part;
+  }
+  return total;
+}
+
+/// Whether `views` holds one array per mode of extents (leading..., N_i): a reusable output buffer fits.
+template <class View>
+bool stack_fits(std::vector<View> const& views, std::vector<std::size_t> const& leading,
+                std::vector<std::size_t> const& mode_shapes) {
+  if (views.size() != mode_shapes.size()) return false;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    auto expected = leading;
+    expected.push_back(mode_shapes[i]);
+    if (view_shape(views[i]) != expected) return false;
+  }
+  return true;
+}
+
+}  // namespace impl
+
+/// Loss, residual and probe jets at one point.
+template <class Scalar, class MemorySpace>
+struct LossEvaluation {
+  double loss = 0;                                                                  ///< 0.5 sum c ||z - y||^2
+  std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
+};
+
+/// 0.5 sum_s c_s ||y_s||^2: the loss of X = 0, the normalization of the relative residual. Summed over ranks
+/// (collective) for a sharded problem. **Blocking:** yes.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
+  return 0.5 *
+         problem.comm.allreduce_sum(impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
+}
+
+/// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
+/// `recycled` (optional) is a residual this call may overwrite and return (an earlier evaluation's, no longer
+/// needed): when its shapes fit, the probe jets are written into it instead of a fresh allocation, which spares an
+/// optimizer iteration first touching W x (K+1) x sum N_i new entries (perf/README.md, "output reuse").
+/// **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
+                                                  FittingProblem<Scalar, MemorySpace> const& problem,
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                  ProbeJets<Scalar, MemorySpace> recycled = {}) {
+  LossEvaluation<Scalar, MemorySpace> out;
+  ProbeJets<Scalar, MemorySpace> z;
+  if (impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, x.mode_shapes())) {
+    z = std::move(recycled);
+    probe_derivatives_into(space, x, problem.ww, problem.pp, problem.order, z);
+  } else {
+    z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);
+  }
+  // z becomes the residual c (z - y) in place, and the loss 0.5 sum (z - y) . c (z - y) is summed in the same pass
+  // (each probe's row in a fixed order, then the rows as weighted_jet_dot sums them).
+  bool const weighted = problem.weights.data() != nullptr;
+  auto weights = problem.weights;
+  double total = 0;
+  for (std::size_t i = 0; i < z.size(); ++i) {
+    auto zi = z[i];
+    auto yi = problem.targets[i];
+    int const k = int(zi.extent(1)), n = int(zi.extent(2));
+    double part = 0;
+    Kokkos::parallel_reduce(
+        "t3k::fitting::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(zi.extent(0))),
+        KOKKOS_LAMBDA(int s, double& acc) {
+          double row = 0;
+          for (int q = 0; q < k; ++q) {
+            for (int j = 0; j < n; ++j) {
+              Scalar const e = zi(s, q, j) - yi(s, q, j);
+              Scalar const r = weighted ? weights(s) * e : e;
+              zi(s, q, j) = r;
+              row += double(e) * double(r);
+            }
+          }
+          acc += row;
+        },
+        part);
+    total += part;
+  }
+  out.loss = 0.5 * problem.comm.allreduce_sum(total);
+  out.residual = std::move(z);
+  return out;
+}
+
+/// The full loss at x for the minibatch optimizers (mc_sgd, adam), which evaluate it every few steps. With `keep`,
+/// the probe jets go into `stack` (the previous evaluation's, when it fits) and stay there for the next call: no
+/// fresh W x (K+1) x sum N_i allocation to first-touch per evaluation, at the price of holding it through the
+/// minibatch steps in between (BM_Optimizer_McSgdKeptLossStack). Without, `stack` is left empty. The loss has the same
+/// bits either way. **Blocking:** yes (collective for a sharded problem). **Throws:** as evaluate_loss.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+double full_loss_at(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+                    TuckerTensorTrain<Scalar, MemorySpace> const& x, bool keep, ProbeJets<Scalar, MemorySpace>& stack) {
+  if (!keep) return evaluate_loss(space, problem, x).loss;
+  auto eval = evaluate_loss(space, problem, x, std::move(stack));
+  stack = std::move(eval.residual);
+  return eval.loss;
+}
+
+/// Riemannian gradient gauge_project(J^T r) at the frame (one gauged variation). For a sharded problem J^T sums
+/// this rank's rows and one reduction over ranks finishes the sum (collective; the result is the same bits on every
+/// rank). **Blocking:** no for one rank, yes for several.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space,
+                                                     FittingProblem<Scalar, MemorySpace> const& problem,
+                                                     OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                     LossEvaluation<Scalar, MemorySpace> const& at,
+                                                     ChunkSize chunk_size) {
+  auto g = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, at.residual,
+                                       TransposeOptions{true, chunk_size});
+  allreduce_sum(space, problem.comm, g);
+  gauge_project_in_place(space, frame, g);
+  return g;
+}
+
+/// Gauss-Newton products v -> gauge_project(J^T (c J v)) for a stack of gauged variations. J is local to this rank's
+/// rows; J^T is summed over ranks by one reduction per call (collective). `jv_buffer` (optional) holds the J v
+/// arrays between calls: reused when its shapes fit, (re)allocated otherwise, so CG iterations do not each allocate
+/// and first touch n_tangent x W x (K+1) x sum N_i entries. **Blocking:** no for one rank, yes for several.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& space,
+                                                      FittingProblem<Scalar, MemorySpace> const& problem,
+                                                      OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                      T3Variation<Scalar, MemorySpace> const& v, ChunkSize chunk_size,
+                                                      TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
+  TangentProbeJets<Scalar, MemorySpace> jv;
+  bool const fits =
+      jv_buffer != nullptr &&
+      impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, frame.mode_shapes());
+  if (fits) {
+    jv = *jv_buffer;
+    tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
+  } else {
+    jv = tangent_probe_derivatives(space, frame, v, problem.ww, problem.pp, problem.order);
+    if (jv_buffer != nullptr) *jv_buffer = jv;
+  }
+  if (problem.weights.data() != nullptr) {
+    auto weights = problem.weights;
+    for (auto& ji : jv) {
+      auto j = ji;
+      int const nt = int(j.extent(0)), w = int(j.extent(1)), rest = int(j.extent(2) * j.extent(3));
+      Kokkos::parallel_for(
+          "t3k::fitting::weight_jv", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {nt, w, rest}),
+          KOKKOS_LAMBDA(int t, int s, int e) { j.data()[(std::size_t(t) * w + s) * rest + e] *= weights(s); });
+    }
+  }
+  auto out = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, jv, TransposeOptions{true, chunk_size});
+  allreduce_sum(space, problem.comm, out);
+  gauge_project_in_place(space, frame, out);
+  return out;
+}
+
+/// The sub-problem of the probes listed in `rows` (indices into this rank's rows; packed into new contiguous arrays,
+/// in the order given). The result is a problem of this process alone (default communicator), even when `problem`
+/// is sharded: see impl::minibatch_problem for a sharded minibatch. **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
+                                                   FittingProblem<Scalar, MemorySpace> const& problem,
+                                                   std::vector<std::size_t> const& rows) {
+  FittingProblem<Scalar, MemorySpace> sub;
+  sub.order = problem.order;
+  std::size_t const b = rows.size();
+  Kokkos::View<std::size_t*, MemorySpace> index(
+      Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
+  auto h = Kokkos::create_mirror_view(index);
+  for (std::size_t q = 0; q < b; ++q) h(q) = rows[q];
+  Kokkos::deep_copy(space, index, h);
+  for (std::size_t i = 0; i < problem.n_modes(); ++i) {
+    for (int which = 0; which < 2; ++which) {
+      auto src = which == 0 ? problem.ww[i] : problem.pp[i];
+      typename FittingProblem<Scalar, MemorySpace>::probe_type dst(
+          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::probes"), b, src.extent(1));
+      Kokkos::parallel_for(
+          "t3k::subset::gather_probes", impl::Policy2<ExecutionSpace>(space, {0, 0}, {int(b), int(src.extent(1))}),
+          KOKKOS_LAMBDA(int q, int j) { dst(q, j) = src(index(q), j); });
+      (which == 0 ? sub.ww : sub.pp).push_back(dst);
+    }
+    auto ys = problem.targets[i];
+    typename FittingProblem<Scalar, MemorySpace>::jet_type yd(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::targets"), b, ys.extent(1), ys.extent(2));
+    Kokkos::parallel_for(
+        "t3k::subset::gather_targets",
+        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(b), int(ys.extent(1)), int(ys.extent(2))}),
+        KOKKOS_LAMBDA(int q, int k, int j) { yd(q, k, j) = ys(index(q), k, j); });
+    sub.targets.push_back(yd);
+  }
+  if (problem.weights.data() != nullptr) {
+    auto src = problem.weights;
+    Kokkos::View<Scalar*, MemorySpace> dst(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::weights"), b);
+    Kokkos::parallel_for(
+        "t3k::subset::gather_weights", Kokkos::RangePolicy<ExecutionSpace>(space, 0, b),
+        KOKKOS_LAMBDA(std::size_t q) { dst(q) = src(index(q)); });
+    sub.weights = dst;
+  }
+  return sub;
+}
+
+namespace impl {
+
+/// The minibatch of the probes listed in `global_rows` (indices into the whole probe set, every rank passing the
+/// same list): each rank keeps the listed rows of its own shard, and the result is sharded like `problem` with
+/// global_probes = |global_rows|. For an unsharded problem it is subset_problem. **Blocking:** no.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FittingProblem<Scalar, MemorySpace> minibatch_problem(ExecutionSpace const& space,
+                                                      FittingProblem<Scalar, MemorySpace> const& problem,
+                                                      std::vector<std::size_t> const& global_rows) {
+  if (problem.comm.size() == 1 && problem.global_offset == 0) return subset_problem(space, problem, global_rows);
+  std::size_t const begin = problem.global_offset, end = begin + problem.n_probes();
+  std::vector<std::size_t> local;
+  std::size_t before = 0;
+  for (std::size_t r : global_rows) {
+    if (r < begin)
+      ++before;
+    else if (r < end)
+      local.push_back(r - begin);
+  }
+  auto sub = subset_problem(space, problem, local);
+  sub.comm = problem.comm;
+  sub.global_offset = before;  // the batch keeps the global order of its rows when they are sorted
+  sub.global_probes = global_rows.size();
+  return sub;
+}
+
+}  // namespace impl
+
+}  // namespace t3k

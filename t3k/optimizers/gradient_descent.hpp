@@ -1,0 +1,96 @@
+#pragma once
+/// \file gradient_descent.hpp
+/// Riemannian gradient descent with Armijo backtracking (docs/math.md).
+
+#include "t3k/optimizers/optimizer_common.hpp"
+
+namespace t3k {
+
+/// X <- R_X(-alpha g) with Armijo backtracking from the Cauchy step of the Gauss-Newton model.
+/// **Blocking:** yes. **Throws:** DimensionMismatch when the problem does not fit x0.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
+                                                FittingProblem<Scalar, MemorySpace> const& problem,
+                                                TuckerTensorTrain<Scalar, MemorySpace> const& x0,
+                                                GradientDescentOptions const& options = {},
+                                                CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
+  impl::check_problem("t3k::gradient_descent", problem, x0.mode_shapes());
+  auto const& o = options.common;
+  impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
+  auto& result = session.result;
+  auto& keeper = session.keeper;
+  ChunkSize const chunk = session.chunk;
+  double const eps = std::numeric_limits<Scalar>::epsilon();
+
+  auto const* resume = checkpoint.resume_from;
+  if (resume) impl::check_checkpoint_owner(*resume, "gradient_descent");
+  auto point = impl::make_point(space, problem, resume ? resume->x : x0);
+  result.notes = impl::rank_clipping_notes(x0, point.frame);
+  auto g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+  double gnorm = double(variation_norm(space, g));
+  double x0_norm = 0, g0 = 0;
+  std::size_t first = 1;
+  if (resume) {
+    x0_norm = impl::checkpoint_scalar(*resume, "x0_norm");
+    g0 = impl::checkpoint_scalar(*resume, "g0");
+    result.history = resume->history;
+    first = resume->iteration + 1;
+  } else {
+    x0_norm = double(t3k::norm(space, x0));
+    g0 = gnorm;
+    keeper.record(0, point.eval.loss, gnorm, 0);
+  }
+  result.reason = "maximum iterations reached";
+  for (std::size_t it = first; it <= o.max_iterations; ++it) {
+    if (gnorm == 0) {
+      result.converged = true;
+      result.reason = "zero gradient";
+      break;
+    }
+    double alpha = options.initial_step;
+    if (!(alpha > 0)) {
+      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
+      double const curvature = double(variation_dot(space, g, gg));
+      alpha = curvature > 0 ? gnorm * gnorm / curvature : 1.0;
+    }
+    bool accepted = false;
+    impl::FitPoint<Scalar, MemorySpace> trial;
+    for (std::size_t b = 0; b <= options.max_backtracks; ++b) {
+      auto x_new = retract(space, point.frame, impl::scaled(space, g, -alpha));
+      auto eval = evaluate_loss(space, problem, x_new, session.spare_residual);
+      if (std::isfinite(eval.loss) && eval.loss <= point.eval.loss - options.armijo_c1 * alpha * gnorm * gnorm) {
+        trial.x = x_new;
+        trial.eval = eval;
+        accepted = true;
+        break;
+      }
+      alpha *= 0.5;
+    }
+    if (!accepted) {
+      result.converged = impl::decrease_at_rounding_level(point.eval.loss, alpha * gnorm * gnorm, eps);
+      result.reason = result.converged ? "line search stalled at rounding level" : "line search failed";
+      break;
+    }
+    double const previous = point.eval.loss;
+    double const step = alpha * gnorm;
+    trial.frame = orthogonal_frame(space, trial.x);
+    session.spare_residual = point.eval.residual;  // overwritten by the next line search
+    point = std::move(trial);
+    g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+    gnorm = double(variation_norm(space, g));
+    auto const& rec = keeper.record(it, point.eval.loss, gnorm, step);
+    if (impl::checkpoint_due(checkpoint, it)) {
+      auto c = impl::begin_checkpoint("gradient_descent", it, point.x, result.history);
+      c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}};
+      checkpoint.write(c);
+    }
+    if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
+      result.converged = std::isfinite(rec.loss);
+      break;
+    }
+  }
+  result.x = point.x;
+  return std::move(result);
+}
+
+}  // namespace t3k

@@ -1,0 +1,256 @@
+#pragma once
+/// \file optimizer_common.hpp
+/// What the four optimizers share: controls, the per-iteration record and callback, the result, and the fit state
+/// (point, frame, loss, residual, gradient) with its evaluation (docs/math.md, the fitting problem).
+
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/retraction.hpp"
+#include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/variation_operations.hpp"
+#include "t3k/optimizers/fitting_problem.hpp"
+#include "t3k/optimizers/optimizer_options.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace t3k {
+
+/// One line of the fit history (the callback receives it after every iteration, iteration 0 being x0).
+struct IterationRecord {
+  std::size_t iteration = 0;
+  double loss = 0;               ///< full loss (minibatch optimizers: the last full evaluation)
+  double relative_residual = 0;  ///< sqrt(loss / loss of X = 0)
+  double gradient_norm = 0;      ///< corewise norm of the (minibatch) Riemannian gradient
+  double step = 0;               ///< corewise norm of the accepted step variation
+  double elapsed_seconds = 0;
+  std::size_t chunk_size = 0;                                        ///< probes per J^T pass actually used
+  double minibatch_loss = std::numeric_limits<double>::quiet_NaN();  ///< minibatch optimizers only
+};
+
+/// Everything an optimizer needs to continue exactly where it stopped: resuming from a checkpoint reproduces the
+/// iterates an uninterrupted run would have produced (same seed, backend and thread count). The driver stores it.
+template <class Scalar, class MemorySpace>
+struct OptimizerCheckpoint {
+  std::string optimizer;                     ///< which optimizer wrote it (newton_cg, mc_sgd, adam, gradient_descent)
+  std::size_t iteration = 0;                 ///< iterations completed
+  TuckerTensorTrain<Scalar, MemorySpace> x;  ///< current point
+  std::map<std::string, double> scalars;     ///< optimizer scalars (g0, lambda, alpha0, loss, ...)
+  std::vector<std::uint64_t> sampler_state;  ///< minibatch sampler (permutation, position, generator)
+  T3Variation<Scalar, MemorySpace> moment;   ///< adam's first moment at x's frame (empty otherwise)
+  std::vector<double> second_moments;        ///< adam's per-core second moments
+  std::vector<IterationRecord> history;      ///< history up to `iteration`
+};
+
+/// Checkpointing controls shared by every optimizer.
+template <class Scalar, class MemorySpace>
+struct CheckpointControl {
+  std::size_t every = 0;  ///< call `write` after every this many iterations (0: never)
+  std::function<void(OptimizerCheckpoint<Scalar, MemorySpace> const&)> write;
+  OptimizerCheckpoint<Scalar, MemorySpace> const* resume_from = nullptr;  ///< continue this run instead of x0
+};
+
+/// The outcome of a fit.
+template <class Scalar, class MemorySpace>
+struct FitResult {
+  TuckerTensorTrain<Scalar, MemorySpace> x;
+  std::vector<IterationRecord> history;
+  bool converged = false;
+  std::string reason;              ///< why it stopped
+  std::size_t chunk_size = 0;      ///< probes per J^T pass used throughout
+  std::vector<std::string> notes;  ///< e.g. rank clipping at x0
+};
+
+namespace impl {
+
+/// A point of the fit with everything the optimizers need at it.
+template <class Scalar, class MemorySpace>
+struct FitPoint {
+  TuckerTensorTrain<Scalar, MemorySpace> x;
+  OrthogonalFrame<Scalar, MemorySpace> frame;
+  LossEvaluation<Scalar, MemorySpace> eval;
+};
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space,
+                                         FittingProblem<Scalar, MemorySpace> const& problem,
+                                         TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+  FitPoint<Scalar, MemorySpace> p;
+  p.x = x;
+  p.frame = orthogonal_frame(space, x);
+  p.eval = evaluate_loss(space, problem, x);
+  return p;
+}
+
+/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused (the J^T
+/// automatic chunk of the memory space's default execution space). `batch` is
+/// the probes of one J^T call over all ranks and `n_shards` the number of ranks (each holds about batch / n_shards
+/// of them), so every rank gets the same chunk size.
+template <class Scalar, class MemorySpace>
+std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, MemorySpace> const& x0, std::size_t order,
+                           std::size_t batch, std::size_t n_shards = 1) {
+  if (requested.kind() == ChunkSize::Kind::none) return batch;
+  if (requested.kind() == ChunkSize::Kind::fixed) return requested.rows() < batch ? requested.rows() : batch;
+  auto const shapes = x0.mode_shapes();
+  auto const frame_sh = frame_shapes_of_t3("t3k::fit", shapes, x0.tucker_ranks(), x0.tt_ranks());
+  std::vector<std::size_t> tt(frame_sh.rl.size());
+  for (std::size_t e = 0; e < tt.size(); ++e) tt[e] = min_of(frame_sh.rl[e], frame_sh.rr[e]);
+  return automatic_chunk_size<typename MemorySpace::execution_space>(
+      shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
+      sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
+}
+
+/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (clipped once at x0, so the fit runs on one
+/// manifold; docs/math.md).
+template <class Scalar, class MemorySpace>
+std::vector<std::string> rank_clipping_notes(TuckerTensorTrain<Scalar, MemorySpace> const& x0,
+                                             OrthogonalFrame<Scalar, MemorySpace> const& frame) {
+  std::vector<std::string> notes;
+  auto const n = x0.tucker_ranks();
+  auto const nu = frame.up_ranks();
+  auto const r = x0.tt_ranks();
+  auto const rl = frame.left_ranks();
+  auto const rr = frame.right_ranks();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (nu[i] != n[i]) notes.push_back(concat("Tucker rank ", i, " clipped from ", n[i], " to ", nu[i]));
+  }
+  for (std::size_t e = 1; e + 1 < r.size(); ++e) {
+    std::size_t const feasible = min_of(rl[e], rr[e]);
+    if (feasible != r[e]) notes.push_back(concat("TT rank ", e, " clipped from ", r[e], " to ", feasible));
+  }
+  return notes;
+}
+
+/// Records and reports one iteration; returns the record.
+struct HistoryKeeper {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double zero_loss = 1;
+  std::size_t chunk = 0;
+  std::vector<IterationRecord>* history = nullptr;
+  std::function<void(IterationRecord const&)> const* callback = nullptr;
+
+  IterationRecord const& record(std::size_t iteration, double loss, double gradient_norm, double step,
+                                double minibatch_loss = std::numeric_limits<double>::quiet_NaN()) {
+    IterationRecord rec;
+    rec.iteration = iteration;
+    rec.loss = loss;
+    rec.relative_residual = zero_loss > 0 ? std::sqrt(std::max(loss, 0.0) / zero_loss) : std::sqrt(std::max(loss, 0.0));
+    rec.gradient_norm = gradient_norm;
+    rec.step = step;
+    rec.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    rec.chunk_size = chunk;
+    rec.minibatch_loss = minibatch_loss;
+    history->push_back(rec);
+    if (callback && *callback) (*callback)(rec);
+    return history->back();
+  }
+};
+
+/// What every optimizer sets up first: the chunk size for the whole fit (auto: estimated once from x0's shapes and
+/// `batch` probes per J^T call), the result, and the history keeper that fills it. Built in place and never moved
+/// (the keeper points into the result).
+template <class Scalar, class MemorySpace>
+struct FitSession {
+  FitResult<Scalar, MemorySpace> result;
+  ChunkSize chunk;
+  HistoryKeeper keeper;
+  /// Output arrays carried between iterations (perf/README.md, "output reuse"): the Gauss-Newton products' J v,
+  /// and the residual of the last point left behind, which the next line search overwrites.
+  TangentProbeJets<Scalar, MemorySpace> jv_buffer;
+  ProbeJets<Scalar, MemorySpace> spare_residual;
+
+  template <class ExecutionSpace>
+  FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+             TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& o, std::size_t batch) {
+    std::size_t const rows = fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()));
+    chunk = ChunkSize::of(rows);
+    result.chunk_size = rows;
+    keeper.zero_loss = zero_model_loss(space, problem);
+    keeper.chunk = rows;
+    keeper.history = &result.history;
+    keeper.callback = &o.callback;
+  }
+  FitSession(FitSession const&) = delete;
+  FitSession& operator=(FitSession const&) = delete;
+};
+
+/// Common stopping tests after an accepted iteration; sets `reason` and returns true to stop.
+inline bool should_stop(OptimizerOptions const& o, IterationRecord const& rec, double g0, double previous_loss,
+                        double x0_norm, std::string& reason) {
+  if (!std::isfinite(rec.loss)) {
+    reason = "non-finite loss";
+    return true;
+  }
+  if (o.tol_relative_residual > 0 && rec.relative_residual <= o.tol_relative_residual) {
+    reason = "relative residual below tolerance";
+    return true;
+  }
+  if (o.tol_gradient > 0 && g0 > 0 && rec.gradient_norm <= o.tol_gradient * g0) {
+    reason = "gradient norm below tolerance";
+    return true;
+  }
+  if (o.tol_decrease > 0 && previous_loss > 0 && (previous_loss - rec.loss) / previous_loss < o.tol_decrease) {
+    reason = "relative decrease below tolerance";
+    return true;
+  }
+  if (o.tol_step > 0 && x0_norm > 0 && rec.step / x0_norm < o.tol_step) {
+    reason = "step below tolerance";
+    return true;
+  }
+  return false;
+}
+
+/// alpha * v as a new variation.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> scaled(ExecutionSpace const& space, T3Variation<Scalar, MemorySpace> const& v,
+                                        double alpha) {
+  auto out = copy_variation(space, v);
+  scale_variation(space, Scalar(alpha), out);
+  return out;
+}
+
+/// Starts a checkpoint with what every optimizer stores.
+template <class Scalar, class MemorySpace>
+OptimizerCheckpoint<Scalar, MemorySpace> begin_checkpoint(char const* optimizer, std::size_t iteration,
+                                                          TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                          std::vector<IterationRecord> const& history) {
+  OptimizerCheckpoint<Scalar, MemorySpace> c;
+  c.optimizer = optimizer;
+  c.iteration = iteration;
+  c.x = x;
+  c.history = history;
+  return c;
+}
+
+/// Checks that a checkpoint belongs to this optimizer and returns the named scalar.
+template <class Scalar, class MemorySpace>
+double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& name) {
+  auto it = c.scalars.find(name);
+  if (it == c.scalars.end()) {
+    throw InvalidArgument("t3k: checkpoint of " + c.optimizer + " lacks the value '" + name + "'");
+  }
+  return it->second;
+}
+
+template <class Scalar, class MemorySpace>
+void check_checkpoint_owner(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& optimizer) {
+  if (c.optimizer != optimizer) {
+    throw InvalidArgument("t3k::" + optimizer + ": cannot resume from a checkpoint written by " + c.optimizer);
+  }
+}
+
+template <class Scalar, class MemorySpace>
+bool checkpoint_due(CheckpointControl<Scalar, MemorySpace> const& c, std::size_t iteration) {
+  return c.every > 0 && c.write && iteration % c.every == 0;
+}
+
+/// A decrease this small relative to the loss is rounding noise: a line search that cannot beat it has converged.
+inline bool decrease_at_rounding_level(double loss, double decrease, double eps) { return decrease <= 10 * eps * loss; }
+
+}  // namespace impl
+}  // namespace t3k

@@ -1,0 +1,40 @@
+#pragma once
+/// \file t3k.hpp
+/// Umbrella header: the whole public API of T3K.
+
+#include "t3k/version.hpp"
+
+#include "t3k/core/chunk_size.hpp"
+#include "t3k/core/communicator.hpp"
+#include "t3k/core/error.hpp"
+#include "t3k/core/memory_tracking.hpp"
+#include "t3k/core/orthogonal_frame.hpp"
+#include "t3k/core/t3_variation.hpp"
+#include "t3k/core/tucker_tensor_train.hpp"
+#include "t3k/core/uniform_tucker_tensor_train.hpp"
+
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/gauge_projection.hpp"
+#include "t3k/algorithms/orthogonal_frame.hpp"
+#include "t3k/algorithms/orthogonalize.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/retraction.hpp"
+#include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
+#include "t3k/algorithms/t3_tangent.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/algorithms/tangent_space_projection.hpp"
+#include "t3k/algorithms/tangent_to_t3.hpp"
+#include "t3k/algorithms/to_dense.hpp"
+#include "t3k/algorithms/variation_operations.hpp"
+
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/fitting_problem.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/minibatches.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
