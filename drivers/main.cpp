@@ -17,13 +17,13 @@
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
+#include "t3k/algorithms/impl/host/host_blas.hpp"
 #include "t3k/algorithms/probe_derivatives.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
-#include "t3k/algorithms/impl/host/host_blas.hpp"
 #include "t3k/core/impl/host_random.hpp"
 #include "t3k/version.hpp"
 

@@ -1,8 +1,8 @@
 // The chunk estimator's cost per call at a large shape (d = 8, N = 64, n = 16, r = 32, K = 2, W = 10^5): it is
 // cached per shape, so repeated calls (every optimizer iteration resolves `auto`) should cost well under a
 // millisecond each. Cold: the first call of a new probe count; warm: the same call again.
-#include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "bench_common.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
 
 namespace t3k_bench {
 namespace {

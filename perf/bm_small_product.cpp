@@ -1,12 +1,12 @@
 // The probe sweeps' small block products, C = A op(B) over 64-row blocks of a 10^4-row A (the probe rows, streamed)
-// into one C (the sweep's workspace, in cache): host_small_product (t3k/algorithms/impl/host/host_small_product.hpp) against
-// the host BLAS through Kokkos Kernels, single-threaded, the way the sweeps call both (one block per call). Whether a
-// build hands these products to host_small_product depends on its target (matrix_product.hpp); both sides run here in
-// every build that has the kernel and Kokkos Kernels, so that a host with another BLAS core type (an AVX-512 host
-// whose OpenBLAS has small-matrix kernels) can tell which is faster there.
+// into one C (the sweep's workspace, in cache): host_small_product (t3k/algorithms/impl/host/host_small_product.hpp)
+// against the host BLAS through Kokkos Kernels, single-threaded, the way the sweeps call both (one block per call).
+// Whether a build hands these products to host_small_product depends on its target (matrix_product.hpp); both sides run
+// here in every build that has the kernel and Kokkos Kernels, so that a host with another BLAS core type (an AVX-512
+// host whose OpenBLAS has small-matrix kernels) can tell which is faster there.
+#include "bench_common.hpp"
 #include "t3k/algorithms/impl/host/host_small_product.hpp"
 #include "t3k/algorithms/impl/matrix_product.hpp"
-#include "bench_common.hpp"
 
 #if defined(T3K_HAVE_HOST_SMALL_PRODUCT) && defined(T3K_HAVE_KOKKOSKERNELS)
 

@@ -19,9 +19,9 @@ struct FrameShapeCase {
 
 inline std::vector<FrameShapeCase> frame_shape_cases() {
   return {
-      {{4, 3, 5}, {3, 2, 4}, {2, 2, 3}, {1, 2, 3, 1}, {1, 3, 2, 1}},              // ragged, d = 3
-      {{5}, {3}, {1}, {1, 1}, {1, 1}},                                            // d = 1
-      {{3, 4}, {2, 3}, {2, 1}, {1, 2, 1}, {1, 3, 1}},                             // d = 2
+      {{4, 3, 5}, {3, 2, 4}, {2, 2, 3}, {1, 2, 3, 1}, {1, 3, 2, 1}},                 // ragged, d = 3
+      {{5}, {3}, {1}, {1, 1}, {1, 1}},                                               // d = 1
+      {{3, 4}, {2, 3}, {2, 1}, {1, 2, 1}, {1, 3, 1}},                                // d = 2
       {{4, 5, 6, 3}, {3, 4, 2, 3}, {2, 4, 2, 2}, {1, 2, 3, 2, 1}, {1, 2, 3, 2, 1}},  // the shapes of testdata case 1
       {{2, 1, 3, 2}, {2, 1, 2, 2}, {1, 1, 2, 1}, {1, 1, 1, 2, 1}, {1, 2, 1, 1, 1}},  // rank-1 bonds and size-1 mode
       // Wide ranks at core 1 only: J's right-to-left step there goes Khatri-Rao jet first on host backends

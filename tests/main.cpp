@@ -1,6 +1,6 @@
 // GoogleTest main that holds Kokkos for the whole run.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdlib>
 

@@ -96,8 +96,9 @@ inline std::vector<double> contract_all_but(std::vector<double> const& dense, st
 
 /// Probe jet z_i^(k) by subset expansion: sum over subsets S of the other modes with |S| = k of the dense tensor
 /// contracted with p_m (m in S) and w_m (m not in S). w[m], p[m] are one probe's vectors.
-inline std::vector<double> subset_expansion_jet(std::vector<double> const& dense, std::vector<std::size_t> const& shapes,
-                                                std::size_t i, std::size_t k, std::vector<std::vector<double>> const& w,
+inline std::vector<double> subset_expansion_jet(std::vector<double> const& dense,
+                                                std::vector<std::size_t> const& shapes, std::size_t i, std::size_t k,
+                                                std::vector<std::vector<double>> const& w,
                                                 std::vector<std::vector<double>> const& p) {
   std::size_t const d = shapes.size();
   std::vector<double> z(shapes[i], 0.0);

@@ -2,12 +2,12 @@
 // relative, exit code 2 with a message naming the dataset, file or flag for bad input, and atomic outputs.
 #ifdef T3K_TESTS_HAVE_IO
 
-#include "t3k/algorithms/estimate_chunk_size.hpp"
-#include "t3k/algorithms/impl/host/host_blas.hpp"
 #include "cli_harness.hpp"
 #include "hdf5_attributes.hpp"
-#include "t3k/io/hdf5_io.hpp"
 #include "reference.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/impl/host/host_blas.hpp"
+#include "t3k/io/hdf5_io.hpp"
 
 #include <gtest/gtest.h>
 

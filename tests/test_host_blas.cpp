@@ -1,7 +1,7 @@
-// The host BLAS's self-description and the OPENBLAS_CORETYPE advice (t3k/algorithms/impl/host/host_blas.hpp): the advice as a function of
-// OpenBLAS's core and the CPU's vector features, the description and the core read from the library agreeing, and
-// the warning following the advice and the environment. tests/test_cli.cpp checks that a child process started with
-// OPENBLAS_CORETYPE set runs the core it names and reports it.
+// The host BLAS's self-description and the OPENBLAS_CORETYPE advice (t3k/algorithms/impl/host/host_blas.hpp): the
+// advice as a function of OpenBLAS's core and the CPU's vector features, the description and the core read from the
+// library agreeing, and the warning following the advice and the environment. tests/test_cli.cpp checks that a child
+// process started with OPENBLAS_CORETYPE set runs the core it names and reports it.
 #include "t3k/algorithms/impl/host/host_blas.hpp"
 
 #include <gtest/gtest.h>

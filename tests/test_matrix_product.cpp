@@ -357,9 +357,9 @@ void contract_jets_match_definition() {
 
 // apply_matrix over several blocks of probe rows, both sides, accumulating or not: against its definition, and
 // bitwise against the same call made one block at a time. On an OpenMP space with several threads the blocks of
-// the many-block call are spread over the threads (t3k/algorithms/impl/host/host_blocks.hpp) while each one-block call has a block
-// alone; a block's bits must depend neither on the thread that ran it nor on how many blocks its call had. The
-// products are above OpenBLAS's threading threshold, where its sgemm on two threads gives other last bits than on
+// the many-block call are spread over the threads (t3k/algorithms/impl/host/host_blocks.hpp) while each one-block call
+// has a block alone; a block's bits must depend neither on the thread that ran it nor on how many blocks its call had.
+// The products are above OpenBLAS's threading threshold, where its sgemm on two threads gives other last bits than on
 // one (this test failed when a lone block ran on the BLAS's threads).
 template <class C>
 void apply_matrix_matches_definition_and_single_blocks() {

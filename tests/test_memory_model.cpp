@@ -7,7 +7,6 @@
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/core/memory_tracking.hpp"
 
-
 namespace {
 
 using namespace t3k_test;

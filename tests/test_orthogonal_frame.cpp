@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "reference.hpp"
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/orthogonalize.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/uniform_tucker_tensor_train.hpp"
-#include "reference.hpp"
 #include "test_devices.hpp"
 
 namespace {

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "reference.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/uniform_tucker_tensor_train.hpp"
-#include "reference.hpp"
 #include "test_devices.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // The T3 type, its uniform form, random T3s, dense tensors, entries and T3 linear algebra.
-#include "test_devices.hpp"
 #include "reference.hpp"
+#include "test_devices.hpp"
 
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"

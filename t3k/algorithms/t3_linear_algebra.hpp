@@ -34,7 +34,8 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
     int const ax = int(rx[i]), ay = int(ry[i]), bx = int(rx[i + 1]), by = int(ry[i + 1]);
     V2 gram(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::gram"), nx, ny);
     Kokkos::parallel_for(
-        "t3k::inner_product::gram", impl::Policy2<ExecutionSpace>(space, {0, 0}, {nx, ny}), KOKKOS_LAMBDA(int p, int q) {
+        "t3k::inner_product::gram", impl::Policy2<ExecutionSpace>(space, {0, 0}, {nx, ny}),
+        KOKKOS_LAMBDA(int p, int q) {
           Scalar acc = 0;
           for (int j = 0; j < nj; ++j) acc += ux(p, j) * uy(q, j);
           gram(p, q) = acc;
@@ -74,7 +75,7 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
   auto mm = m;
   Kokkos::parallel_reduce(
       "t3k::inner_product::close", Kokkos::RangePolicy<ExecutionSpace>(space, 0, bx * by),
-      KOKKOS_LAMBDA(int e, Scalar & acc) { acc += mm(e / by, e % by); }, result);
+      KOKKOS_LAMBDA(int e, Scalar& acc) { acc += mm(e / by, e % by); }, result);
   space.fence();
   return result;
 }
@@ -88,12 +89,13 @@ Scalar norm(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> 
 
 /// alpha X as a T3 (the first TT core scaled, the others shared copies). **Blocking:** no.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-TuckerTensorTrain<Scalar, MemorySpace> scale(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                                             Scalar alpha) {
+TuckerTensorTrain<Scalar, MemorySpace> scale(ExecutionSpace const& space,
+                                             TuckerTensorTrain<Scalar, MemorySpace> const& x, Scalar alpha) {
   auto y = deep_copy_t3(space, x);
   auto g = y.tt_core(0);
   Kokkos::parallel_for(
-      "t3k::scale", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(g.extent(0)), int(g.extent(1)), int(g.extent(2))}),
+      "t3k::scale",
+      impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(g.extent(0)), int(g.extent(1)), int(g.extent(2))}),
       KOKKOS_LAMBDA(int a, int u, int b) { g(a, u, b) *= alpha; });
   return y;
 }
@@ -116,7 +118,8 @@ TuckerTensorTrain<Scalar, MemorySpace> add(ExecutionSpace const& space, TuckerTe
   for (std::size_t i = 0; i < n.size(); ++i) {
     using std::make_pair;
     std::size_t const nj = x.mode_shapes()[i];
-    Kokkos::deep_copy(space, Kokkos::subview(z.tucker_core(i), make_pair(std::size_t(0), nx[i]), Kokkos::ALL), x.tucker_core(i));
+    Kokkos::deep_copy(space, Kokkos::subview(z.tucker_core(i), make_pair(std::size_t(0), nx[i]), Kokkos::ALL),
+                      x.tucker_core(i));
     Kokkos::deep_copy(space, Kokkos::subview(z.tucker_core(i), make_pair(nx[i], n[i]), Kokkos::ALL), y.tucker_core(i));
     (void)nj;
     auto gz = z.tt_core(i);

@@ -13,13 +13,15 @@ namespace t3k {
 /// Built core by core: P_{i+1}[J, j, b] = sum_a P_i[J, a] B_i[a, j, b] with B_i = G_i x_2 U_i^T.
 /// **Blocking:** no. **Throws:** InvalidArgument when the tensor has more than 2^31 entries.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-Kokkos::View<Scalar*, MemorySpace> to_dense(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+Kokkos::View<Scalar*, MemorySpace> to_dense(ExecutionSpace const& space,
+                                            TuckerTensorTrain<Scalar, MemorySpace> const& x) {
   auto const shapes = x.mode_shapes();
   auto const n = x.tucker_ranks();
   auto const r = x.tt_ranks();
   std::size_t const total = impl::product(shapes);
   if (total > (std::size_t(1) << 31)) {
-    throw InvalidArgument(impl::concat("t3k::to_dense: the tensor has ", total, " entries; to_dense is for small tensors"));
+    throw InvalidArgument(
+        impl::concat("t3k::to_dense: the tensor has ", total, " entries; to_dense is for small tensors"));
   }
   using V1 = Kokkos::View<Scalar*, MemorySpace>;
   // P_0 = ones(r_0): a (1 x r_0) "tensor".
@@ -43,8 +45,8 @@ Kokkos::View<Scalar*, MemorySpace> to_dense(ExecutionSpace const& space, TuckerT
             leading * std::size_t(nj * rb));
     auto prev = partial;
     Kokkos::parallel_for(
-        "t3k::to_dense::sweep",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(leading), nj, rb}), KOKKOS_LAMBDA(int big_j, int j, int c) {
+        "t3k::to_dense::sweep", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(leading), nj, rb}),
+        KOKKOS_LAMBDA(int big_j, int j, int c) {
           Scalar acc = 0;
           for (int a = 0; a < ra; ++a) acc += prev(std::size_t(big_j) * ra + a) * b(a, j, c);
           next((std::size_t(big_j) * nj + j) * rb + c) = acc;
@@ -77,8 +79,8 @@ Kokkos::View<Scalar*, MemorySpace> t3_entries(ExecutionSpace const& space,
                 "t3k::t3_entries: indices must hold integers");
   if (indices.extent(1) != x.n_modes()) {
     throw DimensionMismatch(impl::concat("t3k::t3_entries: indices has shape ",
-                                         impl::shape_string(impl::view_shape(indices)), ", expected [M x ",
-                                         x.n_modes(), "]"));
+                                         impl::shape_string(impl::view_shape(indices)), ", expected [M x ", x.n_modes(),
+                                         "]"));
   }
   auto const r = x.tt_ranks();
   int const m = int(indices.extent(0));

@@ -140,10 +140,10 @@ inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes, s
 }
 
 /// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
-/// products run on `threads` threads (t3k/algorithms/impl/host/host_blocks.hpp): each thread gets whole blocks whose workspace fits
-/// `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one round), so that
-/// every thread's share is what one thread's chunk would be and the threads have equal shares; all rows when that
-/// covers them.
+/// products run on `threads` threads (t3k/algorithms/impl/host/host_blocks.hpp): each thread gets whole blocks whose
+/// workspace fits `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one
+/// round), so that every thread's share is what one thread's chunk would be and the threads have equal shares; all rows
+/// when that covers them.
 inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads,
                                    std::size_t budget = host_chunk_workspace_bytes) {
   std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread

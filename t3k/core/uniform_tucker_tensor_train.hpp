@@ -47,9 +47,8 @@ class UniformTuckerTensorTrain {
     if (tt_supercore_.extent(0) != d || tt_supercore_.extent(1) < r_max || tt_supercore_.extent(2) < n_max ||
         tt_supercore_.extent(3) < r_max) {
       throw DimensionMismatch(impl::concat(where, ": TT supercore has shape ",
-                                           impl::shape_string(impl::view_shape(tt_supercore_)),
-                                           ", expected at least [", d, " x ", r_max, " x ", n_max, " x ", r_max,
-                                           "]"));
+                                           impl::shape_string(impl::view_shape(tt_supercore_)), ", expected at least [",
+                                           d, " x ", r_max, " x ", n_max, " x ", r_max, "]"));
     }
   }
 
@@ -95,10 +94,11 @@ UniformTuckerTensorTrain<Scalar, MemorySpace> to_uniform(ExecutionSpace const& s
         "t3k::to_uniform::tucker",
         Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>>(space, {0, 0}, {u.extent(0), u.extent(1)}),
         KOKKOS_LAMBDA(std::size_t a, std::size_t j) { ut(a, j) = u(a, j); });
-    Kokkos::parallel_for("t3k::to_uniform::tt",
-                         Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>>(
-                             space, {0, 0, 0}, {g.extent(0), g.extent(1), g.extent(2)}),
-                         KOKKOS_LAMBDA(std::size_t a, std::size_t b, std::size_t c) { gt(a, b, c) = g(a, b, c); });
+    Kokkos::parallel_for(
+        "t3k::to_uniform::tt",
+        Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>>(space, {0, 0, 0},
+                                                               {g.extent(0), g.extent(1), g.extent(2)}),
+        KOKKOS_LAMBDA(std::size_t a, std::size_t b, std::size_t c) { gt(a, b, c) = g(a, b, c); });
   }
   return U(tucker, tt, shapes, nranks, rranks);
 }
@@ -117,10 +117,11 @@ TuckerTensorTrain<Scalar, MemorySpace> to_ragged(ExecutionSpace const& space,
         "t3k::to_ragged::tucker",
         Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<2>>(space, {0, 0}, {u.extent(0), u.extent(1)}),
         KOKKOS_LAMBDA(std::size_t a, std::size_t j) { u(a, j) = tucker(i, a, j); });
-    Kokkos::parallel_for("t3k::to_ragged::tt",
-                         Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>>(
-                             space, {0, 0, 0}, {g.extent(0), g.extent(1), g.extent(2)}),
-                         KOKKOS_LAMBDA(std::size_t a, std::size_t b, std::size_t c) { g(a, b, c) = tt(i, a, b, c); });
+    Kokkos::parallel_for(
+        "t3k::to_ragged::tt",
+        Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<3>>(space, {0, 0, 0},
+                                                               {g.extent(0), g.extent(1), g.extent(2)}),
+        KOKKOS_LAMBDA(std::size_t a, std::size_t b, std::size_t c) { g(a, b, c) = tt(i, a, b, c); });
   }
   return x;
 }

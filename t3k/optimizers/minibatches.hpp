@@ -6,8 +6,8 @@
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/host_random.hpp"
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 

@@ -56,8 +56,8 @@ FittingProblem<Scalar, MemorySpace> make_planted_problem(ExecutionSpace const& s
   }
   p.targets = probe_derivatives(space, truth, p.ww, p.pp, order);
   if (noise > 0) {
-    double const rms = std::sqrt(2 * zero_model_loss(space, p) /
-                                 double(n_probes * (order + 1) * impl::max_element_or(shapes, 1)));
+    double const rms =
+        std::sqrt(2 * zero_model_loss(space, p) / double(n_probes * (order + 1) * impl::max_element_or(shapes, 1)));
     for (auto& y : p.targets) {
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, y);
       std::size_t const per_row = y.extent(1) * y.extent(2);
@@ -83,8 +83,9 @@ FittingProblem<Scalar, MemorySpace> make_planted_problem(ExecutionSpace const& s
 /// x with every core perturbed by relative noise eps (entry-wise eps * rms(core) * normal): a nearby start.
 /// **Blocking:** yes.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-TuckerTensorTrain<Scalar, MemorySpace> perturb_t3(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                                                  double eps, std::uint64_t seed) {
+TuckerTensorTrain<Scalar, MemorySpace> perturb_t3(ExecutionSpace const& space,
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x, double eps,
+                                                  std::uint64_t seed) {
   auto y = deep_copy_t3(space, x);
   impl::HostNormalGenerator gen(seed);
   auto perturb = [&](auto view) {

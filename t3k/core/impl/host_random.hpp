@@ -6,8 +6,8 @@
 
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 
 namespace t3k {
 namespace impl {
@@ -44,7 +44,7 @@ class HostNormalGenerator {
       --n;
     }
     state_ += (n / 2) * 2 * 0x9E3779B97F4A7C15ull;  // wraps modulo 2^64 like next()
-    if (n % 2 == 1) (void)normal();                  // draws a pair, keeps the second as the spare
+    if (n % 2 == 1) (void)normal();                 // draws a pair, keeps the second as the spare
   }
 
   /// The full generator state as three words, and its restoration: resumed runs continue the same stream.
