@@ -1,6 +1,7 @@
 #pragma once
 /// \file estimate_chunk_size.hpp
-/// The memory model of J^T and the chunk-size policies built on it (docs/math.md).
+/// The memory model of J^T and every chunk-size policy built on it (docs/math.md): what `ChunkSize::automatic()`
+/// resolves to on each backend, the host caps and the probe sweeps' chunks all live here.
 ///
 /// T3K runs every stage of J^T on one chunk of probes at a time, so what J^T allocates is
 ///   allocated(c) = fixed + c * (sweep + assembly) [+ W * output for per-probe results],
@@ -30,6 +31,26 @@
 #include <vector>
 
 namespace t3k {
+
+/// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
+/// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
+/// markedly faster than one streamed from memory (docs/performance.md has the chunk sweep), so there `auto` is capped
+/// at the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
+/// host_chunk_khatri_rao_bytes; probes, probe jets and J: the chunk of host_sweep_chunk_workspace_bytes instead), per
+/// thread when the space spreads block products over its threads (impl::host_chunk_rows). Device backends have no
+/// cap: their kernels want rows.
+constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
+
+/// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
+/// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
+/// of a core's L2 cache runs faster than one of the last level (BM_Probes, BM_J; figures in docs/performance.md).
+constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
+
+/// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
+/// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in
+/// the core's own cache when read again. It binds only where a block's jets are large (BM_JT_Target in float: one
+/// block per thread measured faster than two; figures in docs/performance.md).
+constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 
 /// Element type of a computation, for the byte counts of the memory model.
 enum class ScalarType { float32, float64 };
@@ -161,6 +182,21 @@ inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> cons
 
 namespace impl {
 
+/// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
+/// products run on `threads` threads (t3k/algorithms/impl/host/host_blocks.hpp): each thread gets whole blocks whose
+/// workspace fits `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one
+/// round), so that every thread's share is what one thread's chunk would be and the threads have equal shares; all rows
+/// when that covers them.
+inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads,
+                                   std::size_t budget = host_chunk_workspace_bytes) {
+  std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread
+  std::size_t const all = n_probes > 0 ? n_probes : 1;
+  if (per_row == 0) return all;
+  std::size_t const fits = round / reduction_block_size * (budget / per_row);
+  std::size_t const rows = fits < round ? round : fits - fits % round;
+  return rows < all ? rows : all;
+}
+
 inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
   return (n_probes + n_shards - 1) / n_shards;
 }
@@ -285,8 +321,8 @@ namespace impl {
 /// Probe rows per pass of a probe sweep (probes, probe jets, J) whose workspace is `layout(arena, rows)`: none and
 /// fixed sizes as rows_per_chunk; `auto` on device backends is all rows (kernels want rows), on host backends the
 /// rows whose workspace fits host_sweep_chunk_workspace_bytes per thread that block products are spread over (whole
-/// blocks: host_chunk_rows; the sweep then stays in cache: J at W = 10^5 ran 1.8x faster with 8 MiB than in one pass,
-/// and 2 MiB, a core's L2 on the Xeon measured, was up to 12% faster again). The sweeps' results do not depend on it.
+/// blocks: host_chunk_rows), so the sweep stays in a core's cache (BM_Probes, BM_J; figures in docs/performance.md).
+/// The sweeps' results do not depend on it.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class Layout>
 std::size_t sweep_chunk_rows(ChunkSize const& chunk, std::size_t n_probes, Layout&& layout) {
   if (chunk.kind() != ChunkSize::Kind::automatic || !runs_on_host<ExecutionSpace>()) {

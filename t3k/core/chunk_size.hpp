@@ -1,7 +1,8 @@
 #pragma once
 /// \file chunk_size.hpp
-/// How many probes a chunked call processes at a time: none (all at once), a fixed count, or automatic (the
-/// balance estimator of docs/math.md, resolved from the call's shapes).
+/// How many probes a chunked call processes at a time: none (all at once), a fixed count, or automatic, and the
+/// reduction blocks chunks are measured in. What `automatic` resolves to is decided in one place,
+/// t3k/algorithms/estimate_chunk_size.hpp.
 
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
@@ -38,26 +39,6 @@ constexpr std::size_t reduction_block_size_for() {
 constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_rows) {
   return block_rows == device_reduction_block_size ? (rows + block_rows - 1) / block_rows : 0;
 }
-
-/// Chunk workspace bytes that automatic chunking stays within on host backends. J^T and the probe sweeps stream
-/// their chunk workspace once per core contraction; on CPUs a workspace that stays in the last-level cache runs
-/// markedly faster than one streamed from memory (docs/performance.md has the chunk sweep), so there `auto` is capped
-/// at the chunk of this many workspace bytes (J^T: the smallest of the balance estimate, that chunk and the one of
-/// host_chunk_khatri_rao_bytes; probes, probe jets and J: the chunk of host_sweep_chunk_workspace_bytes instead), per
-/// thread when the space spreads block products over its threads (impl::host_chunk_rows). Device backends have no
-/// cap: their kernels want rows.
-constexpr std::size_t host_chunk_workspace_bytes = std::size_t(8) << 20;
-
-/// The cap of host_chunk_workspace_bytes for the probe sweeps alone (probes, probe jets, J): their steps stream the
-/// whole chunk workspace once each, between reading the probe vectors and writing the jets, so a workspace the size
-/// of a core's L2 cache runs faster than one of the last level (BM_Probes, BM_J; figures in docs/performance.md).
-constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
-
-/// A second host cap of automatic J^T chunks: the Khatri-Rao jets of one thread's blocks (the operands its sweep
-/// steps write and its gradient assembly reads again right after) within this many bytes, so that they are still in
-/// the core's own cache when read again. It binds only where a block's jets are large (BM_JT_Target in float: one
-/// block per thread measured faster than two; figures in docs/performance.md).
-constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 
 class ChunkSize {
  public:
@@ -136,21 +117,6 @@ inline std::size_t rows_per_chunk(std::size_t requested, std::size_t n_probes, s
   std::size_t const all = n_probes > 0 ? n_probes : 1;
   if (requested >= all) return all;
   std::size_t const rows = block_aligned_rows(requested, block);
-  return rows < all ? rows : all;
-}
-
-/// The automatic chunk on host backends for a workspace of `per_row` bytes per probe row, on a space whose block
-/// products run on `threads` threads (t3k/algorithms/impl/host/host_blocks.hpp): each thread gets whole blocks whose
-/// workspace fits `budget` bytes, and the chunk is a whole number of rounds of one block per thread (at least one
-/// round), so that every thread's share is what one thread's chunk would be and the threads have equal shares; all rows
-/// when that covers them.
-inline std::size_t host_chunk_rows(std::size_t per_row, std::size_t n_probes, std::size_t threads,
-                                   std::size_t budget = host_chunk_workspace_bytes) {
-  std::size_t const round = (threads > 0 ? threads : 1) * reduction_block_size;  // one block per thread
-  std::size_t const all = n_probes > 0 ? n_probes : 1;
-  if (per_row == 0) return all;
-  std::size_t const fits = round / reduction_block_size * (budget / per_row);
-  std::size_t const rows = fits < round ? round : fits - fits % round;
   return rows < all ? rows : all;
 }
 
