@@ -113,7 +113,7 @@ void probe_sweep(benchmark::internal::Benchmark* b) {
   for (std::int64_t v : {1000, 100000}) b->Args({d, big_n, n, r, k, v});
   b->UseManualTime()->Unit(benchmark::kMillisecond);
 }
-/// The shapes of the perf/README.md table (d=6, n=8, r=8, K=2): N = 64 and 1024 at W = 10^4, N = 64 at W = 10^5.
+/// The shapes of docs/performance.md's table (d=6, n=8, r=8, K=2): N = 64 and 1024 at W = 10^4, N = 64 at W = 10^5.
 void output_reuse_shapes(benchmark::internal::Benchmark* b) {
   b->ArgNames(shape_arg_names());
   b->Args({6, 64, 8, 8, 2, 10000})->Args({6, 1024, 8, 8, 2, 10000})->Args({6, 64, 8, 8, 2, 100000});

@@ -102,8 +102,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
     // stored, took twice as long per probe at ranks 8). D = nu[i+1] . M with M = G_i's axes reversed (b, u, a)
     // (core_reversed) is a product of untransposed factors: OpenBLAS runs it in its small-matrix kernels, where
     // G_i's axes (u, a, b) and a transposed factor took its general path at an inner dimension of 8 (zeroing C, then
-    // packing both factors): the whole right-to-left sweep took 0.26 us per probe, 0.17 us so (d = 6, N = 64,
-    // n = r = 8, K = 0; docs/performance.md).
+    // packing both factors), a third slower over the whole right-to-left sweep (BM_Probes).
     fill_ones_jet(space, rows_of(v.nu[d], r[d]));
     for (std::size_t i = d - 1; i >= 1; --i) {
       if (khatri_rao_first<ExecutionSpace>(r[i])) {
@@ -157,7 +156,7 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
 /// normalized Taylor coefficients z_i^(k) (orders k >= d are written as zeros). The same bits as probe_derivatives,
 /// without allocating the output: a caller that evaluates probes repeatedly (an optimizer's iterations) reuses z
 /// and skips first touching a fresh output, which on Linux hosts costs more than the sweep itself at small ranks
-/// (docs/performance.md, "output reuse").
+/// (docs/performance.md).
 ///
 /// \param z one (W, K+1, N_i) View per mode; must not overlap ww or pp
 /// Other parameters as probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.

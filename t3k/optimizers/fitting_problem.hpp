@@ -147,7 +147,7 @@ double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, Memor
 /// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
 /// `recycled` (optional) is a residual this call may overwrite and return (an earlier evaluation's, no longer
 /// needed): when its shapes fit, the probe jets are written into it instead of a fresh allocation, which spares an
-/// optimizer iteration first touching W x (K+1) x sum N_i new entries (perf/README.md, "output reuse").
+/// optimizer iteration first touching W x (K+1) x sum N_i new entries (perf/README.md).
 /// **Blocking:** yes (returns the loss). **Throws:** DimensionMismatch.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,

@@ -159,7 +159,7 @@ struct FitSession {
   FitResult<Scalar, MemorySpace> result;
   ChunkSize chunk;
   HistoryKeeper keeper;
-  /// Output arrays carried between iterations (perf/README.md, "output reuse"): the Gauss-Newton products' J v,
+  /// Output arrays carried between iterations (perf/README.md): the Gauss-Newton products' J v,
   /// and the residual of the last point left behind, which the next line search overwrites.
   TangentProbeJets<Scalar, MemorySpace> jv_buffer;
   ProbeJets<Scalar, MemorySpace> spare_residual;

@@ -68,8 +68,8 @@ struct PackResidualEntry {
 };
 
 /// A pack kernel (PackProbePairEntry, PackResidualEntry) on host backends where its source rows are contiguous: each
-/// (s, k) row copied as one block (a vectorized copy; entry by entry GCC copied one scalar at a time: 12% of the
-/// samples of gradient_descent's benchmark at d = 8, N = 64, n = r = 8, docs/performance.md). The same values
+/// (s, k) row copied as one block (a vectorized copy; entry by entry GCC copies one scalar at a time, a visible share
+/// of BM_Optimizer_GradientDescent). The same values
 /// either way (std::copy converts a source of another scalar type as the pack kernel's assignment does).
 template <class PackEntry>
 struct CopyJetRows {

@@ -71,11 +71,9 @@ void khatri_rao_then_apply_matrix(ExecutionSpace const& space, char const* kr_la
 /// Whether a right-to-left step of the forward sweeps (probe jets, J) forms its Khatri-Rao jet first and then one
 /// product with the core, e.g. nu[i] = (xi_i ⊛ nu[i+1]) . G_i^T (inner dimension n_i r_{i+1}, an output r_i wide),
 /// rather than G_i . nu[i+1] first (inner r_{i+1}, an output r_i n_i wide) and a contraction with xi_i after it. Both
-/// do the same products' FLOPs; which is faster depends on how wide an output the BLAS writes. Measured on one host
-/// core, d = 8, N = 64, K = 2, 4096 probes (perf/README.md, "Forward sweeps at wide ranks"): with interior TT ranks
-/// 32 probe jets took 14-16% less time and J 0-8% less (n = 4..16), with ranks 64 13% and 18% less; at 24 neither
-/// order was faster; where the output rank is 8 the Khatri-Rao-first step made J up to 28% slower, at 16 the results
-/// were mixed. Device backends keep the product-first order: only it has been measured there.
+/// do the same products' FLOPs; which is faster depends on how wide an output the BLAS writes: on host cores the
+/// Khatri-Rao-first step wins from output ranks 32 on and loses at 8 (BM_ProbeJets, BM_J at wide ranks). Device
+/// backends keep the product-first order: only it has been measured there.
 template <class ExecutionSpace>
 constexpr bool khatri_rao_first(std::size_t output_rank) {
   return runs_on_host<ExecutionSpace>() && output_rank >= 32;

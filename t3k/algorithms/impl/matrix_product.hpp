@@ -73,22 +73,18 @@ void matrix_product_kernel(ExecutionSpace const& space, char const* label, Op op
 #if defined(T3K_HAVE_HOST_SMALL_PRODUCT) && defined(T3K_HAVE_KOKKOSKERNELS) && defined(__AVX2__) && \
     defined(__FMA__) && !defined(__AVX512F__)
 /// Whether matrix_product hands small host products to host_small_product rather than to the BLAS: in builds for AVX2
-/// hosts without AVX-512, where OpenBLAS 0.3.21 runs them through its general path (host_small_product.hpp). Builds
-/// for AVX-512 hosts keep the BLAS: there OpenBLAS runs these shapes in its small-matrix kernels (SkylakeX, Cooper
-/// Lake), and on a Xeon with AVX-512 the kernel here ran each of BM_SmallProduct's shapes at 0.41-0.88x their speed
-/// (docs/performance.md).
+/// hosts without AVX-512, where OpenBLAS runs them through its general path (host_small_product.hpp). Builds for
+/// AVX-512 hosts keep the BLAS, whose small-matrix kernels are faster there (BM_SmallProduct; docs/performance.md).
 #define T3K_HOST_SMALL_PRODUCT_DISPATCH 1
 #endif
 
 /// Whether matrix_product computes C (m x n) [+]= A op(B), inner dimension k, by host_small_product: float or double
 /// on a host space, A untransposed, every factor with unit column stride, an output at least one vector wide (narrower
-/// ones are all single entries, which the BLAS ran faster: 0.48-0.49 against 0.56-0.81 us for 64 x 5 by 5 x 3), and an
-/// inner dimension or an output at most host_small_product_max_side: the probe sweeps' products by a rank (64 probes x
-/// 8 by 8 x 64) or by a Tucker factor (64 x N by N x 8). Measured against OpenBLAS 0.3.21 on one Zen 3 core
-/// (docs/performance.md, BM_SmallProduct): 1.2-2.2x as fast on those shapes; with both sides 32 or more its
-/// speed ranged from 0.69x to 1.47x the BLAS's (a standalone program), so those products (J^T's, the Khatri-Rao-first
-/// steps at ranks 32) stay with the BLAS. A property of the shapes alone, so every block of a sweep takes the same
-/// path whatever its chunk.
+/// ones are all single entries, which the BLAS runs faster), and an inner dimension or an output at most
+/// host_small_product_max_side: the probe sweeps' products by a rank (64 probes x 8 by 8 x 64) or by a Tucker factor
+/// (64 x N by N x 8), where it beats the BLAS (BM_SmallProduct; docs/performance.md); larger products (J^T's, the
+/// Khatri-Rao-first steps at ranks 32) stay with the BLAS. A property of the shapes alone, so every block of a sweep
+/// takes the same path whatever its chunk.
 constexpr int host_small_product_max_side = 16;
 
 template <class ExecutionSpace, class Scalar, class MemorySpace>

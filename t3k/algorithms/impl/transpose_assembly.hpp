@@ -176,8 +176,7 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
   } else {
     (void)partials;
     // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
-    // the products are too small for the BLAS's own threads to speed up (docs/performance.md, "Two threads,
-    // continued").
+    // the products are too small for the BLAS's own threads to speed up (docs/performance.md).
     for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
       auto const out_slab = column_slab(a_ub, c0, c1);
       for (std::size_t s = 0; s < rows; s += block_size) {

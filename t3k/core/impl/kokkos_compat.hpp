@@ -75,7 +75,7 @@ void kokkos_blas_gemm(ExecutionSpace const& space, char const* trans_a, char con
   // Kokkos Kernels calls its BLAS TPL only where the Views' device is Device<instance's space, memory space>
   // (gemm_tpl_spec_avail). A HostSpace View's device has the default host execution space, so a product on
   // Kokkos::Serial in a build whose default host space is OpenMP ran Kokkos Kernels' own GEMM, with a team-scratch
-  // allocation: J^T on Serial took 2.9-3.7x as long (Kokkos 4.6; docs/performance.md). Hence the same data,
+  // allocation, several times slower (BM_JT_Target_Serial with Kokkos 4.x). Hence the same data,
   // layout and strides, seen on the instance's execution space.
   auto const on_space = [](auto const& v) {
     using V = std::decay_t<decltype(v)>;

@@ -5,8 +5,8 @@
 ///
 /// The host sweeps do their core contractions as one BLAS product per block of probes (jet_kernels.hpp,
 /// apply_matrix). At the ranks the library is built for these products are small (192 x 512 x 32 at the target J^T
-/// (BM_JT_Target) shape, a few hundred microseconds), and OpenBLAS runs them no faster on two threads than on one
-/// (measured: 192 x 512 x 32 at 21 GFLOP/s on one thread, 23 on two; 192 x 32 x 512 at 31 and 26), so a chunk's
+/// (BM_JT_Target) shape, a few hundred microseconds), and OpenBLAS runs them hardly faster on two threads than on one
+/// (BM_JT_Target on one and two threads; docs/performance.md), so a chunk's
 /// products left to the BLAS's own threads keep one thread of the space busy and the others waiting. Handing each
 /// thread whole blocks, each multiplied by the single-threaded BLAS, uses them all. Every block's product is the same
 /// call on the same shapes, always single-threaded, so its bits do not depend on the thread that ran it, on the number
@@ -96,8 +96,8 @@ inline bool& inside_row_range() {
 /// otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover the whole
 /// chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of steps,
 /// each step a kernel or a block product on its rows, instead of every step being a parallel region that all threads
-/// enter and leave (at the J^T target shape (BM_JT_Target) ~140 regions per 128-probe pass, 17% of two-thread time
-/// spent waiting in them: docs/performance.md, "Row ranges per thread"). Every range starts on a block, so the block
+/// enter and leave, which costs a sizable share of two-thread time at the J^T target shape (BM_JT_Target;
+/// docs/performance.md). Every range starts on a block, so the block
 /// products inside see the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the
 /// bits do not change. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread
 /// (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex,

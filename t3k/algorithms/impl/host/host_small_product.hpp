@@ -4,10 +4,9 @@
 /// hosts where the BLAS runs them through its general path. Not API.
 ///
 /// The probe sweeps multiply each 64-probe block by a core or a Tucker factor: products like (64 x 8) (8 x 64), an
-/// inner dimension of one rank, and (64 x N) (N x 8) against U_i^T, an output one rank wide. OpenBLAS 0.3.21 (Debian's)
-/// has small-matrix kernels for these only in its SkylakeX and Cooper Lake builds; on other cores (AMD Zen, Haswell)
-/// it zeroes C for beta, then packs both factors, and the packing and the calls' fixed costs take about half of a probe
-/// sweep (docs/performance.md, "An AMD EPYC (Zen 3) VM"). This kernel packs nothing except a transposed B, a panel at a
+/// inner dimension of one rank, and (64 x N) (N x 8) against U_i^T, an output one rank wide. OpenBLAS has
+/// small-matrix kernels for these only on AVX-512 cores; elsewhere it packs both factors, and packing and call
+/// overheads dominate a probe sweep (BM_SmallProduct). This kernel packs nothing except a transposed B, a panel at a
 /// time: it keeps a tile of C (host_tile_rows rows by two vectors) in registers, broadcasts A's entries and reads B's
 /// rows as vectors.
 ///
@@ -126,9 +125,8 @@ struct HostProductTerm {
 ///
 /// The row tiles loop here, not in the caller: a call per tile set up its pointers afresh (about as many instructions
 /// as the eight multiply-add steps of an inner dimension of 8). The loops that fill and store the accumulators are
-/// unrolled by pragma: GCC 12 unrolled them only after its scalar replacement of aggregates had run, so it kept the
-/// accumulators in a stack array, loaded into registers before the inner loop and stored back after it, every tile
-/// (64 x 64 x 8 in double: 2.39-2.53 -> 1.93-2.05 us per block with both changes, docs/performance.md).
+/// unrolled by pragma: otherwise GCC keeps the accumulators in a stack array, loaded and stored around the inner loop
+/// every tile (BM_SmallProduct).
 template <class Scalar, int Rows, int Vectors>
 inline void host_product_tiles(HostProductTerm<Scalar> const* terms, int n_terms, int i0, int i_end, int j0, Scalar* c,
                                std::size_t ldc, bool continue_sums, bool add_to_c) {

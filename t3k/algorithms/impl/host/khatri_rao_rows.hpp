@@ -12,9 +12,8 @@ namespace impl {
 /// khatri_rao_jets on host backends: one (s, k) per iteration; each strip of contiguous y (for_each_strip: `strip`
 /// wide, then narrower constant widths) is summed in registers row x by row x (the same sums in the same order as
 /// KhatriRaoJetsEntry) and stored once. The strips are the outer loop, so each width is a loop of its own: with the
-/// full strip and a tail in the one row loop (an earlier form), GCC 12 split the full strip's sums into
-/// 8 + 4 + 2 + 1 + 1 lanes, and the kernel took 1.3-1.6x as long (docs/performance.md, "Khatri-Rao jet
-/// kernel").
+/// full strip and a tail in one row loop, GCC splits the full strip's sums into narrower lanes and the kernel runs
+/// markedly slower (BM_ProbeJets).
 template <class Scalar, class MemorySpace>
 struct KhatriRaoJetsRows {
   static constexpr int strip = 16;
