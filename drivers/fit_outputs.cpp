@@ -7,6 +7,7 @@
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
+#include "t3k/core/build_info.hpp"
 #include "t3k/version.hpp"
 
 #include <fmt/format.h>
@@ -54,11 +55,6 @@ std::string history_csv(std::vector<IterationRecord> const& h) {
   return out;
 }
 
-std::string kokkos_version_text() {
-  int const v = KOKKOS_VERSION;
-  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
-}
-
 void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
   out << YAML::Flow << YAML::BeginSeq;
   for (auto e : v) out << e;
@@ -82,7 +78,7 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out.SetDoublePrecision(17);
   out << YAML::BeginMap;
   out << YAML::Key << "t3k_version" << YAML::Value << T3K_VERSION_STRING;
-  out << YAML::Key << "kokkos_version" << YAML::Value << kokkos_version_text();
+  out << YAML::Key << "kokkos_version" << YAML::Value << t3k::kokkos_version_string();
   out << YAML::Key << "backend" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "execution_space" << YAML::Value << Space::name();
   out << YAML::Key << "memory_space" << YAML::Value << Mem::name();

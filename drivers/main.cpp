@@ -21,6 +21,7 @@
 #include "t3k/algorithms/probe_derivatives.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/to_dense.hpp"
+#include "t3k/core/build_info.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
@@ -477,40 +478,10 @@ int run_demo(Options const& opt) {
 
 // ------------------------------------------------------------------------------------------------------- version
 
-std::string kokkos_version() {
-  int const v = KOKKOS_VERSION;
-  return fmt::format("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
-}
-
-std::string kokkos_backends() {
-  std::string b;
-  auto add = [&b](char const* name) { b += (b.empty() ? "" : " ") + std::string(name); };
-#ifdef KOKKOS_ENABLE_SERIAL
-  add("Serial");
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  add("OpenMP");
-#endif
-#ifdef KOKKOS_ENABLE_THREADS
-  add("Threads");
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  add("CUDA");
-#endif
-#ifdef KOKKOS_ENABLE_HIP
-  add("HIP");
-#endif
-#ifdef KOKKOS_ENABLE_SYCL
-  add("SYCL");
-#endif
-  (void)add;
-  return b;
-}
-
 void print_version() {
   fmt::print("t3k {}\n", T3K_VERSION_STRING);
-  fmt::print("Kokkos {} (backends: {}; default execution space: {})\n", kokkos_version(), kokkos_backends(),
-             Space::name());
+  fmt::print("Kokkos {} (backends: {}; default execution space: {})\n", t3k::kokkos_version_string(),
+             t3k::kokkos_backends(), Space::name());
   fmt::print("host BLAS: {}\n", t3k::host_blas_description());
   std::string const blas_warning = t3k::host_blas_warning();
   if (!blas_warning.empty()) fmt::print("warning: {}\n", blas_warning);

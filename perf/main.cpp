@@ -4,6 +4,7 @@
 #include "bench_common.hpp"
 
 #include "t3k/algorithms/impl/host/host_blas.hpp"
+#include "t3k/core/build_info.hpp"
 #include "t3k/version.hpp"
 
 #include <cstdio>
@@ -26,34 +27,6 @@ void release_fixtures() {
 }
 }  // namespace t3k_bench
 
-namespace {
-
-std::string enabled_backends() {
-  std::string b;
-  auto add = [&](char const* name) { b += b.empty() ? name : std::string(",") + name; };
-#ifdef KOKKOS_ENABLE_SERIAL
-  add("Serial");
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-  add("OpenMP");
-#endif
-#ifdef KOKKOS_ENABLE_THREADS
-  add("Threads");
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-  add("Cuda");
-#endif
-#ifdef KOKKOS_ENABLE_HIP
-  add("HIP");
-#endif
-#ifdef KOKKOS_ENABLE_SYCL
-  add("SYCL");
-#endif
-  return b;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   // Without OMP_PROC_BIND Kokkos' OpenMP backend prints four lines of advice to stdout, which would break
   // --benchmark_format=json > file. false is the OpenMP runtime's own behaviour when neither variable is set.
@@ -71,7 +44,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
 
   benchmark::AddCustomContext("kokkos_version", std::to_string(KOKKOS_VERSION));
-  benchmark::AddCustomContext("kokkos_backends", enabled_backends());
+  benchmark::AddCustomContext("kokkos_backends", t3k::kokkos_backends(","));
   benchmark::AddCustomContext("kokkos_default_execution_space", t3k_bench::DefaultExec::name());
   benchmark::AddCustomContext("kokkos_default_concurrency", std::to_string(t3k_bench::DefaultExec().concurrency()));
   benchmark::AddCustomContext("t3k_version", T3K_VERSION_STRING);

@@ -4,9 +4,11 @@
 
 #include "t3k/version.hpp"
 
+#include "t3k/core/build_info.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/launch_counting.hpp"
 #include "t3k/core/memory_tracking.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"

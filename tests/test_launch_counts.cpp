@@ -11,43 +11,22 @@
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/core/launch_counting.hpp"
 
-#include <cstring>
+#include <cstdint>
 
 namespace {
 
 using namespace t3k_test;
 
-// Kernels (begin-parallel callbacks) and products Kokkos Kernels hands to the vendor BLAS (its region names them).
-struct LaunchCounts {
-  static std::size_t& total() {
-    static std::size_t n = 0;
-    return n;
-  }
-  static void on_kernel(char const*, std::uint32_t, std::uint64_t*) { ++total(); }
-  static void on_region(char const* name) {
-    if (std::strncmp(name, "KokkosBlas::gemm[TPL", 20) == 0) ++total();
-  }
-};
-
-/// Launches plus BLAS products of call(); the tool's previous callbacks are restored afterwards.
+/// Launches plus BLAS products of call().
 template <class ExecutionSpace, class Call>
-std::size_t count_launches(ExecutionSpace const& space, Call&& call) {
-  namespace tools = Kokkos::Tools::Experimental;
-  auto const before = tools::get_callbacks();
+std::int64_t count_launches(ExecutionSpace const& space, Call&& call) {
   space.fence();
-  LaunchCounts::total() = 0;
-  tools::set_begin_parallel_for_callback(&LaunchCounts::on_kernel);
-  tools::set_begin_parallel_reduce_callback(&LaunchCounts::on_kernel);
-  tools::set_begin_parallel_scan_callback(&LaunchCounts::on_kernel);
-  tools::set_push_region_callback(&LaunchCounts::on_region);
+  t3k::LaunchCounter counter;
   call();
   space.fence();
-  tools::set_begin_parallel_for_callback(before.begin_parallel_for);
-  tools::set_begin_parallel_reduce_callback(before.begin_parallel_reduce);
-  tools::set_begin_parallel_scan_callback(before.begin_parallel_scan);
-  tools::set_push_region_callback(before.push_region);
-  return LaunchCounts::total();
+  return counter.kernels() + counter.blas_products();
 }
 
 // One chunk of half a block against one chunk of six blocks and a bit: the same launches for J^T (summed and

@@ -152,38 +152,28 @@ void add_block_sums(ExecutionSpace const& space,
       });
 }
 
-/// out(t - t_begin) += sum_{o,j} x(t,o,j) y(t,o,j) for t in [t_begin, t_end).
-template <class ExecutionSpace, class Scalar, class MemorySpace>
-void accumulate_core_dots(ExecutionSpace const& space, char const* label,
-                          typename T3Variation<Scalar, MemorySpace>::tucker_type const& x,
-                          typename T3Variation<Scalar, MemorySpace>::tucker_type const& y, int t_begin, int t_end,
-                          Kokkos::View<Scalar*, MemorySpace> const& out) {
-  int const n2 = int(x.extent(2));
-  int const size = int(x.extent(1)) * n2;
-  if (size == 0 || t_end <= t_begin) return;
-  int const block = variation_dot_block;
-  int const n_blocks = (size + block - 1) / block;
-  auto partial = allocate_uninitialized<Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>>(
-      space, "t3k::variation_dot::block_sums", t_end - t_begin, n_blocks);
-  Kokkos::parallel_for(
-      label, Policy2<ExecutionSpace>(space, {0, 0}, {t_end - t_begin, n_blocks}), KOKKOS_LAMBDA(int s, int c) {
-        int const t = t_begin + s;
-        int const k_end = min_of(size, (c + 1) * block);
-        Scalar acc = 0;
-        for (int k = c * block; k < k_end; ++k) acc += x(t, k / n2, k % n2) * y(t, k / n2, k % n2);
-        partial(s, c) = acc;
-      });
-  add_block_sums(space, partial, out);
+/// x's entry k (row-major over all but the stack axis) of stack entry t times y's: Tucker cores (stack, o, j) and TT
+/// cores (stack, a, u, b).
+template <class CoreView>
+KOKKOS_INLINE_FUNCTION typename CoreView::non_const_value_type core_entry_product(CoreView const& x, CoreView const& y,
+                                                                                  int t, int k) {
+  if constexpr (CoreView::rank == 3) {
+    int const n2 = int(x.extent(2));
+    return x(t, k / n2, k % n2) * y(t, k / n2, k % n2);
+  } else {
+    int const n2 = int(x.extent(2)), n3 = int(x.extent(3));
+    int const a = k / (n2 * n3), u = (k / n3) % n2, b = k % n3;
+    return x(t, a, u, b) * y(t, a, u, b);
+  }
 }
 
-/// The same for rank-4 cores (stack, a, u, b).
-template <class ExecutionSpace, class Scalar, class MemorySpace>
-void accumulate_core_dots(ExecutionSpace const& space, char const* label,
-                          typename T3Variation<Scalar, MemorySpace>::tt_type const& x,
-                          typename T3Variation<Scalar, MemorySpace>::tt_type const& y, int t_begin, int t_end,
-                          Kokkos::View<Scalar*, MemorySpace> const& out) {
-  int const n2 = int(x.extent(2)), n3 = int(x.extent(3));
-  int const size = int(x.extent(1)) * n2 * n3;
+/// out(t - t_begin) += the sum of x(t, ...) y(t, ...) over all entries of stack entry t, for t in [t_begin, t_end):
+/// each block of variation_dot_block entries summed sequentially, then the blocks in order (add_block_sums).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class CoreView>
+void accumulate_core_dots(ExecutionSpace const& space, char const* label, CoreView const& x, CoreView const& y,
+                          int t_begin, int t_end, Kokkos::View<Scalar*, MemorySpace> const& out) {
+  int size = 1;
+  for (unsigned r = 1; r < CoreView::rank; ++r) size *= int(x.extent(r));
   if (size == 0 || t_end <= t_begin) return;
   int const block = variation_dot_block;
   int const n_blocks = (size + block - 1) / block;
@@ -194,10 +184,7 @@ void accumulate_core_dots(ExecutionSpace const& space, char const* label,
         int const t = t_begin + s;
         int const k_end = min_of(size, (c + 1) * block);
         Scalar acc = 0;
-        for (int k = c * block; k < k_end; ++k) {
-          int const a = k / (n2 * n3), u = (k / n3) % n2, b = k % n3;
-          acc += x(t, a, u, b) * y(t, a, u, b);
-        }
+        for (int k = c * block; k < k_end; ++k) acc += core_entry_product(x, y, t, k);
         partial(s, c) = acc;
       });
   add_block_sums(space, partial, out);

@@ -16,20 +16,15 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 void contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
                    Jet4<Scalar const, MemorySpace> ymat, ContractAxis axis, Jet3<Scalar const, MemorySpace> v,
                    JetPairing pairing, bool accumulate) {
-  int const rows = int(out.extent(0));
-  int const lo = int(out.extent(1));
-  int const n_out = int(out.extent(2));
-  int const ly = int(ymat.extent(1));
-  int const lv = int(v.extent(1));
-  int const n_sum = int(v.extent(2));
-  if (rows == 0 || lo == 0 || n_out == 0) return;
+  ContractJetsExtents const e(out, ymat, v);
+  if (e.rows == 0 || e.lo == 0 || e.n_out == 0) return;
   bool const first = axis == ContractAxis::first;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    host_contract_jets(space, label, out, ymat, first, v, pairing, accumulate);
+    host_contract_jets(space, label, e, out, ymat, first, v, pairing, accumulate);
   } else {
     Kokkos::parallel_for(
-        label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, lo, n_out}),
-        ContractJetsEntry<Scalar, MemorySpace>{out, ymat, v, pairing, ly, lv, n_sum, first, accumulate});
+        label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {e.rows, e.lo, e.n_out}),
+        ContractJetsEntry<Scalar, MemorySpace>{out, ymat, v, pairing, e.ly, e.lv, e.n_sum, first, accumulate});
   }
 }
 

@@ -21,6 +21,20 @@ enum class ContractAxis {
   second  ///< out[x] = sum_q Y[x, q] (*) v[q]   (x runs over P)
 };
 
+/// The extents of one jet contraction out (rows, lo, n_out) [+]= Y (rows, ly, P, Q) (*) v (rows, lv, n_sum), read
+/// once by its dispatch point and handed to the host or device kernel.
+struct ContractJetsExtents {
+  int rows, lo, n_out, ly, lv, n_sum;
+  template <class Out, class Y, class V>
+  ContractJetsExtents(Out const& out, Y const& ymat, V const& v)
+      : rows(int(out.extent(0))),
+        lo(int(out.extent(1))),
+        n_out(int(out.extent(2))),
+        ly(int(ymat.extent(1))),
+        lv(int(v.extent(1))),
+        n_sum(int(v.extent(2))) {}
+};
+
 /// The coefficient pairs (a of Y, b of v) a jet contraction combines for output order n: a in [begin, end).
 struct CoefficientPairs {
   int begin = 0, end = 0, shift = 0, sign = 0;

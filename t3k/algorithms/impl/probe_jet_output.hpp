@@ -21,15 +21,12 @@ void write_probe_jets(ExecutionSpace const& space, char const* label, OutputView
                       Matrix<Scalar const, MemorySpace> m2, Jet3<Scalar const, MemorySpace> e2) {
   int const n_orders = int(z.extent(1));
   int const n = int(z.extent(2));
-  int const k1 = int(e1.extent(1));
-  int const n1 = int(m1.extent(0));
-  int const n2 = e2.data() ? int(m2.extent(0)) : 0;
   if (rows == 0 || n_orders == 0 || n == 0) return;
+  auto const operands = write_probe_jets_operands(z, s0, m1, e1, m2, e2);
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    host_write_probe_jets(space, label, z, s0, rows, m1, e1, m2, e2);
+    host_write_probe_jets(space, label, operands, rows);
   } else {
-    for_each_jet_entry(space, label, rows, n_orders, n,
-                       WriteProbeJetsEntry<Scalar, MemorySpace, OutputView>{z, m1, e1, m2, e2, s0, k1, n1, n2});
+    for_each_jet_entry(space, label, rows, n_orders, n, operands);
   }
 }
 

@@ -79,5 +79,16 @@ struct WriteProbeJetsEntry {
   }
 };
 
+/// The operands of a write_probe_jets call (M2 and e2 absent when e2 has no data), shared by its host and device
+/// kernels.
+template <class Scalar, class MemorySpace, class OutputView>
+WriteProbeJetsEntry<Scalar, MemorySpace, OutputView> write_probe_jets_operands(OutputView z, int s0,
+                                                                               Matrix<Scalar const, MemorySpace> m1,
+                                                                               Jet3<Scalar const, MemorySpace> e1,
+                                                                               Matrix<Scalar const, MemorySpace> m2,
+                                                                               Jet3<Scalar const, MemorySpace> e2) {
+  return {z, m1, e1, m2, e2, s0, int(e1.extent(1)), int(m1.extent(0)), e2.data() ? int(m2.extent(0)) : 0};
+}
+
 }  // namespace impl
 }  // namespace t3k

@@ -25,7 +25,7 @@ KOKKOS_INLINE_FUNCTION void store_strip(Scalar* out, Scalar const* acc, int widt
 /// The coefficient pairs of one output order as row pointers for the host kernels: pair c combines the rows at
 /// a + c * step_a and b + c * step_b, c < count, in the order of coefficient_pairs. The host kernels' strips are
 /// short (16-32 entries), so indexing the Views afresh per pair and strip cost as much as the multiply-adds did
-/// (perf/README.md, "Small kernels of the sweeps").
+/// (perf/README.md).
 template <class Scalar>
 struct CoefficientPairRows {
   Scalar const* a = nullptr;
@@ -131,8 +131,8 @@ constexpr int contract_jets_group_probes = 4;
 /// contract_jets' axpy form (summing over P) on host backends in builds that dispatch to host_small_product: a group
 /// of up to contract_jets_group_probes consecutive probes per iteration, all at one output order, their strips of
 /// outputs summed side by side in vector registers. One probe alone (ContractJetsRows) keeps a strip of two vectors at
-/// ranks 8: two chains of dependent multiply-adds, each step waiting out the FMA latency (4 cycles on Zen 3, two FMA
-/// units), so the sweeps' contractions ran at a quarter of the FMA rate; four probes make eight independent chains.
+/// ranks 8: two chains of dependent multiply-adds, each step waiting out the FMA latency, a fraction of the FMA rate
+/// (BM_Probes, BM_J); four probes make eight independent chains.
 /// Each entry is the sum of ContractJetsRows, in its order, from zero, each step one explicit FMA (multiply_add_vector,
 /// multiply_add), so neither the group an entry falls in nor its strip changes a bit (tested against one probe per
 /// call).
@@ -240,15 +240,10 @@ struct ContractJetsGroups {
 /// contract_jets on host backends: ContractJetsGroups for the axpy form in builds that dispatch to
 /// host_small_product, ContractJetsRows otherwise.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-void host_contract_jets(ExecutionSpace const& space, char const* label, Jet3<Scalar, MemorySpace> out,
-                        Jet4<Scalar const, MemorySpace> ymat, bool first, Jet3<Scalar const, MemorySpace> v,
-                        JetPairing pairing, bool accumulate) {
-  int const rows = int(out.extent(0));
-  int const lo = int(out.extent(1));
-  int const n_out = int(out.extent(2));
-  int const ly = int(ymat.extent(1));
-  int const lv = int(v.extent(1));
-  int const n_sum = int(v.extent(2));
+void host_contract_jets(ExecutionSpace const& space, char const* label, ContractJetsExtents const& e,
+                        Jet3<Scalar, MemorySpace> out, Jet4<Scalar const, MemorySpace> ymat, bool first,
+                        Jet3<Scalar const, MemorySpace> v, JetPairing pairing, bool accumulate) {
+  auto const [rows, lo, n_out, ly, lv, n_sum] = e;
 #ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
   if constexpr (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value) {
     if (first) {

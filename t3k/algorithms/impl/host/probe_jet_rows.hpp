@@ -43,11 +43,10 @@ KOKKOS_INLINE_FUNCTION ProbeGroup aligned_probe_group(int s0, int rows, int grou
 /// it by absolute probe index), their rows (s, k < k1) written strip by strip, up to write_probe_jets_group_rows rows
 /// per strip: each strip of contiguous entries is held in registers while the rows of M1 and M2 stream past (each
 /// entry the sum of WriteProbeJetsEntry, in its order), and the strip's columns of M1 and M2 (a few KB) stay in L1
-/// for the group's other rows. Row by row, every row streamed all of M1 and M2 from L2 (64 KB each at N = 1024,
-/// n = 8), which bound J at large N. Each row's strips are the same code whatever its group, so the grouping never
+/// for the group's other rows (row by row, every row would stream all of M1 and M2 from L2, which bounds J at large
+/// N: BM_J). Each row's strips are the same code whatever its group, so the grouping never
 /// changes a bit (tested against one call per probe). Each entry of z is stored once: no read of z, no second pass for
-/// M2 (the BLAS form wrote z, then read and wrote it again to add the M2 term, at ~7 GFLOP/s for an inner dimension of
-/// 8).
+/// M2 as a BLAS form would need.
 template <class Scalar, class MemorySpace, class OutputView>
 struct WriteProbeJetsRows {
   static constexpr int strip = 16;
@@ -157,21 +156,17 @@ struct WriteProbeJetsTiles {
 /// write_probe_jets on host backends: WriteProbeJetsTiles in builds that dispatch small products to
 /// host_small_product, WriteProbeJetsRows otherwise.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class OutputView>
-void host_write_probe_jets(ExecutionSpace const& space, char const* label, OutputView z, int s0, int rows,
-                           Matrix<Scalar const, MemorySpace> m1, Jet3<Scalar const, MemorySpace> e1,
-                           Matrix<Scalar const, MemorySpace> m2, Jet3<Scalar const, MemorySpace> e2) {
+void host_write_probe_jets(ExecutionSpace const& space, char const* label,
+                           WriteProbeJetsEntry<Scalar, MemorySpace, OutputView> const& operands, int rows) {
+  auto const& [z, m1, e1, m2, e2, s0, k1, n1, n2] = operands;
   int const n_orders = int(z.extent(1));
   int const n = int(z.extent(2));
-  int const k1 = int(e1.extent(1));
-  int const n1 = int(m1.extent(0));
-  int const n2 = e2.data() ? int(m2.extent(0)) : 0;
 #ifdef T3K_HOST_SMALL_PRODUCT_DISPATCH
   if constexpr (std::is_same<typename OutputView::non_const_value_type, Scalar>::value &&
                 (std::is_same<Scalar, double>::value || std::is_same<Scalar, float>::value)) {
     if (n == 1 || z.stride(2) == 1) {
-      parallel_for_rows(
-          space, label, n_aligned_probe_groups(s0, rows, write_probe_jets_tile_probes),
-          WriteProbeJetsTiles<Scalar, MemorySpace, OutputView>{{z, m1, e1, m2, e2, s0, k1, n1, n2}, rows, n_orders, n});
+      parallel_for_rows(space, label, n_aligned_probe_groups(s0, rows, write_probe_jets_tile_probes),
+                        WriteProbeJetsTiles<Scalar, MemorySpace, OutputView>{operands, rows, n_orders, n});
       return;
     }
   }
