@@ -40,7 +40,7 @@ for _ in range(args.repeats):
     start = time.perf_counter()
     t3k.probe_derivatives_transpose(frame, ww, pp, residuals, chunk_size="auto")
     python_seconds.append(time.perf_counter() - start)
-    cpp_seconds += t3k._time_transpose(frame, ww, pp, residuals, chunk_size="auto", repeats=1)
+    cpp_seconds += t3k._t3k._time_transpose(frame, ww, pp, residuals, chunk_size="auto", repeats=1)
 
 best_python, best_cpp = min(python_seconds), min(cpp_seconds)
 overhead = best_python / best_cpp - 1

@@ -50,6 +50,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nb = nanobind;
@@ -913,29 +914,22 @@ struct FitStopped {
 template <class Scalar>
 using Control = t3k::CheckpointControl<Scalar, HostMemory>;
 
-template <class Scalar>
+/// The optimizer whose options `o` holds.
+template <class Scalar, class Options>
 t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x,
-                                            t3k::NewtonCgOptions const& o, Control<Scalar> const& c) {
-  return t3k::newton_cg(ExecutionSpace(), p, x, o, c);
-}
-template <class Scalar>
-t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x,
-                                            t3k::GradientDescentOptions const& o, Control<Scalar> const& c) {
-  return t3k::gradient_descent(ExecutionSpace(), p, x, o, c);
-}
-template <class Scalar>
-t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x,
-                                            t3k::McSgdOptions const& o, Control<Scalar> const& c) {
-  return t3k::mc_sgd(ExecutionSpace(), p, x, o, c);
-}
-template <class Scalar>
-t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x,
-                                            t3k::AdamOptions const& o, Control<Scalar> const& c) {
-  return t3k::adam(ExecutionSpace(), p, x, o, c);
+                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o,
+                                            Control<Scalar> const& c) {
+  ExecutionSpace const space;
+  if constexpr (std::is_same_v<Options, t3k::NewtonCgOptions>) {
+    return t3k::newton_cg(space, p, x, o, c);
+  } else if constexpr (std::is_same_v<Options, t3k::GradientDescentOptions>) {
+    return t3k::gradient_descent(space, p, x, o, c);
+  } else if constexpr (std::is_same_v<Options, t3k::McSgdOptions>) {
+    return t3k::mc_sgd(space, p, x, o, c);
+  } else {
+    static_assert(std::is_same_v<Options, t3k::AdamOptions>, "optimize: an optimizer without a case here");
+    return t3k::adam(space, p, x, o, c);
+  }
 }
 
 /// Runs one optimizer. Between iterations (GIL held): pending signals are handled (Ctrl-C raises
@@ -969,19 +963,16 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
     if (stop) throw FitStopped<Scalar>{c.x, c.history};
   };
   t3k::FitResult<Scalar, HostMemory> result;
-  bool stopped = false;
   run_kernels([&] {
     try {
       result = optimize(p, x, options, control);
     } catch (FitStopped<Scalar>& s) {
-      stopped = true;
       result.x = s.x;
       result.history = std::move(s.history);
       result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
       result.chunk_size = result.history.back().chunk_size;
     }
   });
-  (void)stopped;
   nb::dict out;
   out["x"] = nb::cast(t3_from_library(result.x, x0.dtype));
   nb::list history;

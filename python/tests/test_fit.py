@@ -49,8 +49,8 @@ def test_newton_cg_recovers_a_planted_t3(planted):
 @pytest.mark.parametrize("optimizer", ["gradient_descent", "mc_sgd", "adam"])
 def test_every_optimizer_decreases_the_loss(planted, optimizer):
     _, problem, x0 = planted
-    result = t3k.fit(problem, x0, optimizer, max_iterations=8, batch_size=40) if optimizer != "gradient_descent" \
-        else t3k.fit(problem, x0, optimizer, max_iterations=8)
+    minibatches = {} if optimizer == "gradient_descent" else {"batch_size": 40}
+    result = t3k.fit(problem, x0, optimizer, max_iterations=8, **minibatches)
 
     assert len(result.history) >= 2
     assert loss_of(problem, result.x) < loss_of(problem, x0)
