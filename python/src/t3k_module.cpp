@@ -19,6 +19,7 @@
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/chunk_size.hpp"
@@ -26,11 +27,30 @@
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 #include "t3k/version.hpp"
 
+// The optimizer key tables of `t3k fit` (compiled into the module): fit's options, their checks and help(t3k.fit)
+// come from the same tables as the configuration file's.
+#include "drivers/optimizer_keys.hpp"
+
+#ifdef T3K_PYTHON_HDF5
+#include "t3k/io/file_safety.hpp"
+#include "t3k/io/hdf5_io.hpp"
+#endif
+
+#include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nb = nanobind;
@@ -254,8 +274,9 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
   return out;
 }
 
-std::mutex& kernel_mutex() {
-  static std::mutex mutex;
+// Recursive: a fit's callback runs on the launching thread with the lock held and may call t3k functions itself.
+std::recursive_mutex& kernel_mutex() {
+  static std::recursive_mutex mutex;
   return mutex;
 }
 
@@ -264,7 +285,7 @@ std::mutex& kernel_mutex() {
 template <class F>
 void run_kernels(F&& f) {
   nb::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(kernel_mutex());
+  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
   f();
   ExecutionSpace().fence();
 }
@@ -622,10 +643,462 @@ std::uintptr_t array_address(nb::handle obj, nb::handle dtype, std::size_t ndim)
       as_array(obj, dtype_arg(dtype, "t3k._array_address"), ndim, "t3k._array_address", "obj", "").data());
 }
 
+// ---------------------------------------------------------------------------------------------- t3_svd, inner
+
+std::vector<long long> rank_caps(nb::handle h, std::string const& where, std::string const& name) {
+  std::vector<long long> out;
+  if (h.is_none()) return out;
+  for (std::size_t v : size_list_arg(h, where, name)) out.push_back(static_cast<long long>(v));
+  return out;
+}
+
+nb::tuple t3_svd(PyTuckerTensorTrain const& x, nb::handle max_tucker_ranks, nb::handle max_tt_ranks, double rtol) {
+  std::string const where = "t3k.t3_svd";
+  t3k::T3SvdOptions options;
+  options.max_tucker_ranks = rank_caps(max_tucker_ranks, where, "max_tucker_ranks");
+  options.max_tt_ranks = rank_caps(max_tt_ranks, where, "max_tt_ranks");
+  options.rtol = rtol;
+  return dispatch(x.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const t3 = x.view<Scalar>();
+    t3k::T3SvdResult<Scalar, HostMemory> result;
+    run_kernels([&] { result = t3k::t3_svd(ExecutionSpace(), t3, options); });
+    auto arrays = [&](std::vector<std::vector<Scalar>> const& values) {
+      nb::list out;
+      for (auto const& v : values) {
+        Output o = new_array({v.size()}, x.dtype);
+        if (!v.empty()) std::memcpy(o.data, v.data(), v.size() * sizeof(Scalar));
+        out.append(o.array);
+      }
+      return out;
+    };
+    return nb::make_tuple(t3_from_library(result.t3, x.dtype), arrays(result.tucker_singular_values),
+                          arrays(result.tt_singular_values));
+  });
+}
+
+double inner_product(PyTuckerTensorTrain const& x, PyTuckerTensorTrain const& y) {
+  if (x.dtype != y.dtype) {
+    fail(std::string("t3k.inner_product: x is ") + dtype_name(x.dtype) + " but y is " + dtype_name(y.dtype));
+  }
+  return dispatch(x.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const a = x.view<Scalar>();
+    auto const b = y.view<Scalar>();
+    Scalar result = 0;
+    run_kernels([&] { result = t3k::inner_product(ExecutionSpace(), a, b); });
+    return double(result);
+  });
+}
+
+// ------------------------------------------------------------------------------------------------------- fit
+
+/// A fitting problem on NumPy arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W).
+struct PyFittingProblem {
+  Dtype dtype = Dtype::float64;
+  std::vector<Array> ww, pp, targets;
+  std::vector<Array> weights;  ///< empty or one array
+
+  template <class Scalar>
+  t3k::FittingProblem<Scalar, HostMemory> view() const {
+    t3k::FittingProblem<Scalar, HostMemory> p;
+    for (auto const& a : ww) p.ww.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : pp) p.pp.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : targets) p.targets.push_back(tensor3_view<Scalar>(a));
+    if (!weights.empty()) {
+      p.weights = Kokkos::View<Scalar*, HostMemory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
+    }
+    p.order = targets.empty() ? 0 : targets[0].shape(1) - 1;
+    return p;
+  }
+  std::size_t order() const { return targets.empty() ? 0 : targets[0].shape(1) - 1; }
+  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].shape(0); }
+};
+
+PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype) {
+  std::string const where = "t3k.FittingProblem";
+  PyFittingProblem p;
+  p.dtype = inferred_dtype(dtype, ww, where);
+  p.ww = as_array_list(ww, p.dtype, 2, where, "ww", "(W x N_i)");
+  p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
+  p.targets = as_array_list(targets, p.dtype, 3, where, "targets", "(W x (K+1) x N_i)");
+  if (!weights.is_none()) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
+  if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
+  if (p.targets.empty() || p.targets[0].shape(1) == 0) {
+    fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
+  }
+  std::vector<std::size_t> shapes;
+  for (auto const& a : p.ww) shapes.push_back(a.shape(1));
+  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  return p;
+}
+
+PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_probes, nb::handle order, double noise,
+                                 nb::handle seed) {
+  std::string const where = "t3k.FittingProblem.planted";
+  std::size_t const w = size_arg(n_probes, where, "n_probes", 1);
+  std::size_t const k = size_arg(order, where, "order");
+  std::size_t const s = size_arg(seed, where, "seed");
+  return dispatch(truth.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const x = truth.view<Scalar>();
+    t3k::FittingProblem<Scalar, HostMemory> p;
+    run_kernels([&] { p = t3k::make_planted_problem(ExecutionSpace(), x, w, k, noise, std::uint64_t(s)); });
+    PyFittingProblem out;
+    out.dtype = truth.dtype;
+    auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, truth.dtype), false); };
+    for (auto const& v : p.ww) out.ww.push_back(keep(v));
+    for (auto const& v : p.pp) out.pp.push_back(keep(v));
+    for (auto const& v : p.targets) out.targets.push_back(keep(v));
+    if (p.weights.data() != nullptr) out.weights.push_back(keep(p.weights));
+    return out;
+  });
+}
+
+using t3k::fit::KeyKind;
+using t3k::fit::KeyValue;
+
+std::string number_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+/// The values a key allows, as help(t3k.fit) and the error messages state them.
+template <class Options>
+std::string range_text(t3k::fit::OptionKey<Options> const& k) {
+  switch (k.kind) {
+    case KeyKind::real:
+      if (std::isinf(k.max)) return std::string(k.min_open ? "> " : ">= ") + number_text(k.min);
+      return std::string("in ") + (k.min_open ? "(" : "[") + number_text(k.min) + ", " + number_text(k.max) +
+             (k.max_open ? ")" : "]");
+    case KeyKind::integer:
+      if (k.integer_max == std::numeric_limits<std::uint64_t>::max()) return ">= " + std::to_string(k.integer_min);
+      return "in [" + std::to_string(k.integer_min) + ", " + std::to_string(k.integer_max) + "]";
+    case KeyKind::boolean:
+      return "True or False";
+    case KeyKind::choice: {
+      std::string out = "one of ";
+      for (std::size_t c = 0; c < k.choices.size(); ++c) out += (c ? ", '" : "'") + k.choices[c] + "'";
+      return out;
+    }
+  }
+  return "";
+}
+
+char const* kind_name(KeyKind kind) {
+  switch (kind) {
+    case KeyKind::real:
+      return "float";
+    case KeyKind::integer:
+      return "int";
+    case KeyKind::boolean:
+      return "bool";
+    case KeyKind::choice:
+      return "str";
+  }
+  return "";
+}
+
+nb::object python_value(KeyValue const& v) {
+  return std::visit([](auto const& value) { return nb::cast(value); }, v);
+}
+
+/// A Python value for key `k`, checked against its kind and range as the configuration file's value is.
+/// **Throws:** ValueError naming the option, the values it allows and the value given.
+template <class Options>
+KeyValue option_value(std::string const& where, t3k::fit::OptionKey<Options> const& k, nb::handle v) {
+  auto refuse = [&] { fail(where + ": " + k.key + " must be " + range_text(k) + ", got " + text_of(nb::repr(v))); };
+  switch (k.kind) {
+    case KeyKind::real: {
+      if (nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::str>(v)) refuse();
+      nb::object f = nb::steal(PyNumber_Float(v.ptr()));
+      if (!f.is_valid()) {
+        PyErr_Clear();
+        refuse();
+      }
+      double const x = PyFloat_AsDouble(f.ptr());
+      bool const below = k.min_open ? !(x > k.min) : !(x >= k.min);
+      bool const above = k.max_open ? !(x < k.max) : !(x <= k.max);
+      if (below || above) refuse();
+      return x;
+    }
+    case KeyKind::integer: {
+      if (nb::isinstance<nb::bool_>(v) || !PyIndex_Check(v.ptr())) refuse();
+      nb::object index = nb::steal(PyNumber_Index(v.ptr()));
+      if (!index.is_valid()) throw nb::python_error();
+      unsigned long long const x = PyLong_AsUnsignedLongLong(index.ptr());
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        refuse();
+      }
+      if (x < k.integer_min || x > k.integer_max) refuse();
+      return std::uint64_t(x);
+    }
+    case KeyKind::boolean:
+      if (!nb::isinstance<nb::bool_>(v)) refuse();
+      return nb::cast<bool>(v);
+    case KeyKind::choice: {
+      if (!nb::isinstance<nb::str>(v)) refuse();
+      std::string const word = nb::cast<std::string>(v);
+      if (std::find(k.choices.begin(), k.choices.end(), word) == k.choices.end()) refuse();
+      return word;
+    }
+  }
+  refuse();
+  return {};
+}
+
+/// The options of one optimizer from fit's keyword arguments; defaults are the option struct's own.
+template <class Options>
+Options parse_options(std::string const& where, std::string const& optimizer, nb::dict given) {
+  Options options{};
+  auto const& keys = t3k::fit::all_keys<Options>();
+  for (auto item : given) {
+    std::string const key = nb::cast<std::string>(nb::str(item.first));
+    auto it = std::find_if(keys.begin(), keys.end(), [&](auto const& k) { return key == k.key; });
+    if (it == keys.end()) {
+      std::string names;
+      for (auto const& k : keys) names += (names.empty() ? "" : ", ") + std::string(k.key);
+      fail(where + ": " + optimizer + " has no option '" + key + "'; its options are " + names);
+    }
+    it->set(options, option_value(where, *it, item.second));
+  }
+  return options;
+}
+
+/// For help(t3k.fit) and docs: {optimizer: [(key, type, default, allowed values), ...]}, the common keys under "".
+nb::dict optimizer_keys() {
+  nb::dict out;
+  auto describe_keys = [](auto const& keys, auto const& defaults) {
+    nb::list list;
+    for (auto const& k : keys) {
+      list.append(nb::make_tuple(k.key, kind_name(k.kind), python_value(k.get(defaults)), range_text(k)));
+    }
+    return list;
+  };
+  out[""] = describe_keys(t3k::fit::common_keys(), t3k::OptimizerOptions{});
+  for (auto const& name : t3k::fit::optimizer_names()) {
+    auto const choice = t3k::fit::default_options(name);
+    std::visit(
+        [&](auto const& defaults) {
+          using Options = std::decay_t<decltype(defaults)>;
+          out[name.c_str()] = describe_keys(t3k::fit::optimizer_table<Options>().keys, defaults);
+        },
+        *choice);
+  }
+  return out;
+}
+
+nb::dict record_dict(t3k::IterationRecord const& r) {
+  nb::dict d;
+  d["iteration"] = r.iteration;
+  d["loss"] = r.loss;
+  d["relative_residual"] = r.relative_residual;
+  d["gradient_norm"] = r.gradient_norm;
+  d["step"] = r.step;
+  d["elapsed_seconds"] = r.elapsed_seconds;
+  d["chunk_size"] = r.chunk_size;
+  d["minibatch_loss"] = r.minibatch_loss;
+  return d;
+}
+
+/// Thrown through an optimizer when the callback asks to stop: the point reached and its history.
+template <class Scalar>
+struct FitStopped {
+  t3k::TuckerTensorTrain<Scalar, HostMemory> x;
+  std::vector<t3k::IterationRecord> history;
+};
+
+template <class Scalar>
+using Control = t3k::CheckpointControl<Scalar, HostMemory>;
+
+/// The optimizer whose options `o` holds.
+template <class Scalar, class Options>
+t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
+                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o,
+                                            Control<Scalar> const& c) {
+  ExecutionSpace const space;
+  if constexpr (std::is_same_v<Options, t3k::NewtonCgOptions>) {
+    return t3k::newton_cg(space, p, x, o, c);
+  } else if constexpr (std::is_same_v<Options, t3k::GradientDescentOptions>) {
+    return t3k::gradient_descent(space, p, x, o, c);
+  } else if constexpr (std::is_same_v<Options, t3k::McSgdOptions>) {
+    return t3k::mc_sgd(space, p, x, o, c);
+  } else {
+    static_assert(std::is_same_v<Options, t3k::AdamOptions>, "optimize: an optimizer without a case here");
+    return t3k::adam(space, p, x, o, c);
+  }
+}
+
+/// Runs one optimizer. Between iterations (GIL held): pending signals are handled (Ctrl-C raises
+/// KeyboardInterrupt out of fit) and the callback is called; a true return value or StopIteration stops the fit at
+/// the point just recorded. Stopping goes through the optimizers' checkpoint hook, switched on only then, because
+/// that is where an optimizer hands out its current point.
+template <class Scalar, class Options>
+nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, Options options, nb::handle callback) {
+  auto const p = problem.view<Scalar>();
+  auto const x = x0.view<Scalar>();
+  Control<Scalar> control;
+  bool stop = false;
+  options.common.callback = [&](t3k::IterationRecord const& rec) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    if (!callback.is_none()) {
+      try {
+        nb::object answer = callback(record_dict(rec));
+        int const truth = PyObject_IsTrue(answer.ptr());
+        if (truth < 0) throw nb::python_error();
+        stop = truth == 1;
+      } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_StopIteration)) throw;
+        stop = true;
+      }
+    }
+    if (stop && rec.iteration == 0) throw FitStopped<Scalar>{x, {rec}};
+    if (stop) control.every = 1;  // the checkpoint hook right after this record hands out the point
+  };
+  control.write = [&](t3k::OptimizerCheckpoint<Scalar, HostMemory> const& c) {
+    if (stop) throw FitStopped<Scalar>{c.x, c.history};
+  };
+  t3k::FitResult<Scalar, HostMemory> result;
+  run_kernels([&] {
+    try {
+      result = optimize(p, x, options, control);
+    } catch (FitStopped<Scalar>& s) {
+      result.x = s.x;
+      result.history = std::move(s.history);
+      result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
+      result.chunk_size = result.history.back().chunk_size;
+    }
+  });
+  nb::dict out;
+  out["x"] = nb::cast(t3_from_library(result.x, x0.dtype));
+  nb::list history;
+  for (auto const& r : result.history) history.append(record_dict(r));
+  out["history"] = history;
+  out["converged"] = result.converged;
+  out["reason"] = result.reason;
+  out["chunk_size"] = result.chunk_size;
+  out["notes"] = nb::cast(result.notes);
+  return out;
+}
+
+nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
+             nb::handle chunk_size, nb::handle callback, nb::dict options) {
+  std::string const where = "t3k.fit";
+  if (problem.dtype != x0.dtype) {
+    fail(where + ": the problem is " + dtype_name(problem.dtype) + " but x0 is " + dtype_name(x0.dtype));
+  }
+  if (!callback.is_none() && !PyCallable_Check(callback.ptr())) {
+    fail(where + ": callback must be None or callable, got " + describe(callback));
+  }
+  auto const chunk = chunk_size_arg(chunk_size, where);
+  auto const choice = t3k::fit::default_options(optimizer);
+  if (!choice) {
+    std::string names;
+    for (auto const& n : t3k::fit::optimizer_names()) names += (names.empty() ? "'" : ", '") + n + "'";
+    fail(where + ": optimizer must be one of " + names + ", got '" + optimizer + "'");
+  }
+  return std::visit(
+      [&](auto const& defaults) {
+        using Options = std::decay_t<decltype(defaults)>;
+        Options o = parse_options<Options>(where, optimizer, options);
+        o.common.chunk_size = chunk;
+        return dispatch(x0.dtype, [&](auto zero) { return run_fit<decltype(zero)>(problem, x0, o, callback); });
+      },
+      *choice);
+}
+
+// ------------------------------------------------------------------------------------------------ load, save
+
+#ifdef T3K_PYTHON_HDF5
+std::string path_arg(nb::handle path) {
+  nb::object text = nb::module_::import_("os").attr("fsdecode")(path);
+  return nb::cast<std::string>(text);
+}
+
+void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
+  std::string const file = path_arg(path);
+  if (!overwrite && nb::cast<bool>(nb::module_::import_("os").attr("path").attr("lexists")(file))) {
+    PyErr_SetString(PyExc_FileExistsError,
+                    ("t3k.save: " + file + " exists; pass overwrite=True to replace it").c_str());
+    throw nb::python_error();
+  }
+  // Files hold float64 (docs/file-format.md): a float32 T3 is widened on the way.
+  PyTuckerTensorTrain wide = x;
+  if (x.dtype != Dtype::float64) {
+    wide.dtype = Dtype::float64;
+    wide.tucker = as_array_list(numpy_views(x.tucker, nb::find(&x)), Dtype::float64, 2, "t3k.save", "x", "");
+    wide.tt = as_array_list(numpy_views(x.tt, nb::find(&x)), Dtype::float64, 3, "t3k.save", "x", "");
+  }
+  auto const t3 = wide.view<double>();
+  nb::gil_scoped_release release;
+  t3k::io::output_target(file, "path");
+  t3k::io::Writer writer(file);
+  writer.write_t3(t3);
+  t3k::io::RootAttributes attributes;
+  attributes.d = std::int64_t(t3.n_modes());
+  writer.write_root_attributes(attributes);
+  writer.commit();
+}
+
+PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
+  std::string const file = path_arg(path);
+  Dtype const dt = dtype_arg(dtype, "t3k.load");
+  t3k::io::HostT3 t3;
+  {
+    nb::gil_scoped_release release;
+    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());  // the reader allocates Views
+    t3k::io::require_regular_input(file, "path");
+    t3 = t3k::io::Reader(file).read_t3();
+  }
+  PyTuckerTensorTrain x = t3_from_library(t3, Dtype::float64);
+  if (dt == Dtype::float64) return x;
+  return make_t3(numpy_views(x.tucker, nb::none()), numpy_views(x.tt, nb::none()), numpy_dtype(dt));
+}
+#endif
+
+/// Benchmark aid (perf/python_transpose_overhead.py): the seconds of each of `repeats` calls of the C++
+/// probe_derivatives_transpose on these arrays' Views, timed in C++ around the call and its fence, without any
+/// Python in between: the reference that t3k.probe_derivatives_transpose's own time is compared with.
+std::vector<double> time_transpose(PyOrthogonalFrame const& frame, nb::handle ww, nb::handle pp, nb::handle residuals,
+                                   bool sum_over_probes, nb::handle chunk_size, nb::handle repeats) {
+  std::string const where = "t3k._time_transpose";
+  t3k::TransposeOptions options;
+  options.sum_over_probes = sum_over_probes;
+  options.chunk_size = chunk_size_arg(chunk_size, where);
+  std::size_t const n = size_arg(repeats, where, "repeats", 1);
+  auto const w_arrays = as_array_list(ww, frame.dtype, 2, where, "ww", "(W x N_i)");
+  auto const p_arrays = as_array_list(pp, frame.dtype, 2, where, "pp", "(W x N_i)");
+  auto const r_arrays = as_array_list(residuals, frame.dtype, 3, where, "residuals", "(W x (K+1) x N_i)");
+  return dispatch(frame.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    std::vector<InputView<Scalar, Scalar const***>> rv;
+    for (auto const& a : r_arrays) {
+      rv.emplace_back(static_cast<Scalar const*>(a.data()), a.shape(0), a.shape(1), a.shape(2));
+    }
+    auto const f = frame.view<Scalar>();
+    auto const wv = probe_views<Scalar>(w_arrays);
+    auto const pv = probe_views<Scalar>(p_arrays);
+    std::vector<double> seconds;
+    run_kernels([&] {
+      for (std::size_t k = 0; k < n; ++k) {
+        auto const start = std::chrono::steady_clock::now();
+        auto const out = t3k::probe_derivatives_transpose(ExecutionSpace(), f, wv, pv, rv, options);
+        ExecutionSpace().fence();
+        seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    });
+    return seconds;
+  });
+}
+
 bool kokkos_owned = false;
 
 void finalize_kokkos() {
-  std::lock_guard<std::mutex> lock(kernel_mutex());
+  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
   if (kokkos_owned && Kokkos::is_initialized()) Kokkos::finalize();
   kokkos_owned = false;
 }
@@ -656,6 +1129,10 @@ NB_MODULE(_t3k, m) {
       PyErr_SetString(PyExc_ValueError, python_message(e.what()).c_str());
     } catch (t3k::DimensionMismatch const& e) {
       PyErr_SetString(PyExc_ValueError, python_message(e.what()).c_str());
+#ifdef T3K_PYTHON_HDF5
+    } catch (t3k::io::FileError const& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+#endif
     }
   });
 
@@ -872,9 +1349,86 @@ NB_MODULE(_t3k, m) {
                 "n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int"),
         "The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.\n"
         "Raises ValueError stating the bytes needed when even one block does not fit.");
+  m.def("inner_product", &inner_product, "x"_a, "y"_a,
+        "<X, Y>, the Frobenius inner product of two T3s of the same shape, from their cores.");
+  m.def("t3_svd", &t3_svd, "x"_a, "max_tucker_ranks"_a.none() = nb::none(), "max_tt_ranks"_a.none() = nb::none(),
+        "rtol"_a = 0.0,
+        nb::sig("def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: typing.Sequence[int] | None = None, "
+                "max_tt_ranks: typing.Sequence[int] | None = None, rtol: float = 0.0) -> "
+                "tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]"),
+        "T3-SVD: truncates X by sequential SVDs to at most max_tucker_ranks (d entries) and max_tt_ranks (d + 1\n"
+        "entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.\n"
+        "Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),\n"
+        "every singular value computed, before truncation. None: no cap.");
+
+  nb::class_<PyFittingProblem>(
+      m, "FittingProblem",
+      "The data of a fit (docs/math.md): probe vectors ww[i] and directions pp[i] of shape (W, N_i), target jets\n"
+      "targets[i] of shape (W, K+1, N_i) and optional per-probe weights (W). The loss is\n"
+      "0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.")
+      .def(
+          "__init__",
+          [](PyFittingProblem* self, nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
+             nb::handle dtype) { new (self) PyFittingProblem(make_problem(ww, pp, targets, weights, dtype)); },
+          "ww"_a, "pp"_a, "targets"_a, "weights"_a.none() = nb::none(), "dtype"_a.none() = nb::none(),
+          nb::sig("def __init__(self, ww: typing.Sequence[numpy.typing.ArrayLike], "
+                  "pp: typing.Sequence[numpy.typing.ArrayLike], targets: typing.Sequence[numpy.typing.ArrayLike], "
+                  "weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None) -> None"),
+          "A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is\n"
+          "float32, else float64. Raises ValueError naming the array and both shapes when they do not fit.")
+      .def_static("planted", &planted_problem, "truth"_a, "n_probes"_a, "order"_a, "noise"_a = 0.0, "seed"_a = 0,
+                  nb::sig("def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, "
+                          "seed: int = 0) -> FittingProblem"),
+                  "A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth\n"
+                  "plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).")
+      .def_prop_ro(
+          "ww", [](PyFittingProblem const& p) { return numpy_views(p.ww, nb::find(&p)); },
+          nb::for_getter(nb::sig("def ww(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "pp", [](PyFittingProblem const& p) { return numpy_views(p.pp, nb::find(&p)); },
+          nb::for_getter(nb::sig("def pp(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "targets", [](PyFittingProblem const& p) { return numpy_views(p.targets, nb::find(&p)); },
+          nb::for_getter(nb::sig("def targets(self) -> list[numpy.ndarray]")),
+          "(W, K+1, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "weights",
+          [](PyFittingProblem const& p) -> nb::object {
+            if (p.weights.empty()) return nb::none();
+            return numpy_view(p.weights[0], nb::find(&p));
+          },
+          nb::for_getter(nb::sig("def weights(self) -> numpy.ndarray | None")), "(W,) or None (all ones).")
+      .def_prop_ro("order", &PyFittingProblem::order, "K, the jet order.")
+      .def_prop_ro("n_probes", &PyFittingProblem::n_probes, "W.")
+      .def_prop_ro(
+          "dtype", [](PyFittingProblem const& p) { return numpy_dtype(p.dtype); },
+          nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype")), "float32 or float64.");
+
+  m.def("_fit", &fit, "problem"_a, "x0"_a, "optimizer"_a, "chunk_size"_a.none(), "callback"_a.none(), "options"_a,
+        "The optimizers; t3k.fit wraps this (see help(t3k.fit)).");
+  m.def("_optimizer_keys", &optimizer_keys,
+        "The optimizer options as the YAML schema defines them: {optimizer: [(key, type, default, allowed)]},\n"
+        "the keys every optimizer takes under ''.");
+#ifdef T3K_PYTHON_HDF5
+  m.def("save", &save, "path"_a, "x"_a, "overwrite"_a = false,
+        nb::sig("def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False) -> None"),
+        "Writes X as /t3 (docs/file-format.md, float64) with the root attribute d, the layout `t3k fit` writes\n"
+        "model.h5 in and `t3k jets` and model.init.file read. Atomic: a temporary file renamed onto path.\n"
+        "Raises FileExistsError when path exists and overwrite is False; OSError when it cannot be written.");
+  m.def("load", &load, "path"_a, "dtype"_a = "float64",
+        nb::sig("def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain"),
+        "Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises OSError\n"
+        "naming the file and the dataset when it is missing, unreadable or of the wrong shape.");
+  m.attr("has_hdf5") = true;
+#else
+  m.attr("has_hdf5") = false;
+#endif
   m.def(
       "num_threads", [] { return ExecutionSpace().concurrency(); },
       "Threads of the host execution space Kokkos was initialized with.");
+  m.def("_time_transpose", &time_transpose, "frame"_a, "ww"_a, "pp"_a, "residuals"_a, "sum_over_probes"_a = true,
+        "chunk_size"_a.none() = nb::none(), "repeats"_a = 1,
+        "Benchmark aid: seconds of each C++ probe_derivatives_transpose call, timed in C++.");
   m.def("_array_address", &array_address, "obj"_a, "dtype"_a, "ndim"_a,
         "Testing aid: the address a call reads obj from (the array's own when no copy is made).");
 }

@@ -4,13 +4,20 @@ The functions and classes are those of the C++ library (docs/python.md lists the
 NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit.
 """
 
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from . import _t3k
 from ._t3k import _array_address  # noqa: F401 (testing aid, not API)
 from ._t3k import (
+    FittingProblem,
     OrthogonalFrame,
     T3Variation,
     TuckerTensorTrain,
     __version__,
     estimate_chunk_size,
+    has_hdf5,
+    inner_product,
     max_chunk_size_within,
     num_threads,
     orthogonal_frame,
@@ -18,15 +25,126 @@ from ._t3k import (
     probe_derivatives_transpose,
     probes,
     reduction_block_size,
+    t3_svd,
     tangent_probe_derivatives,
 )
 
+if has_hdf5:
+    from ._t3k import load, save
+else:  # pragma: no cover (a build without HDF5)
+
+    def load(path, dtype="float64"):
+        """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
+        raise RuntimeError("t3k.load: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
+
+    def save(path, x, overwrite=False):
+        """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
+        raise RuntimeError("t3k.save: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
+
+
+@dataclass
+class FitResult:
+    """The outcome of t3k.fit.
+
+    x: the fitted TuckerTensorTrain. history: one dict per iteration (iteration 0 is x0) with the keys iteration,
+    loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size and minibatch_loss (NaN for the
+    full-batch optimizers). converged: whether a tolerance was met. reason: why the fit stopped. chunk_size: probes
+    per J^T pass. notes: e.g. ranks of x0 clipped to what the fixed-rank manifold holds.
+    """
+
+    x: TuckerTensorTrain
+    history: List[Dict[str, Any]] = field(default_factory=list)
+    converged: bool = False
+    reason: str = ""
+    chunk_size: int = 0
+    notes: List[str] = field(default_factory=list)
+
+
+def fit(
+    problem: FittingProblem,
+    x0: TuckerTensorTrain,
+    optimizer: str = "newton_cg",
+    *,
+    chunk_size: Union[int, str, None] = "auto",
+    callback: Optional[Callable[[Dict[str, Any]], Any]] = None,
+    **options: Any,
+) -> FitResult:
+    # The docstring is assembled below from the optimizers' key tables.
+    return FitResult(**_t3k._fit(problem, x0, optimizer, chunk_size, callback, options))
+
+
+def _fit_doc() -> str:
+    keys = _t3k._optimizer_keys()
+
+    def table(entries):
+        return "\n".join(
+            f"        {key} ({kind}, default {default!r}): {allowed}" for key, kind, default, allowed in entries
+        )
+
+    sections = [
+        f"    {name}:\n{table(entries)}" for name, entries in keys.items() if name  # the common keys come first
+    ]
+    return (
+        "Fits a T3 of x0's ranks to problem with one of the optimizers of `t3k fit` (docs/math.md, docs/config.md).\n\n"
+        "problem: a FittingProblem. x0: the starting TuckerTensorTrain (same dtype).\n"
+        f"optimizer: one of {', '.join(repr(n) for n in keys if n)}.\n"
+        "chunk_size: probes per J^T pass: 'auto' (estimated once from x0's shapes), None (all at once) or an\n"
+        "    integer; as chunk_size of the configuration file.\n"
+        "callback: called after every iteration (iteration 0 is x0) with that iteration's record (a dict as in\n"
+        "    FitResult.history). Returning True, or raising StopIteration, stops the fit there: fit returns that\n"
+        "    point with reason 'stopped by the callback at iteration N'. Other exceptions propagate.\n"
+        "Ctrl-C (KeyboardInterrupt) stops the fit between iterations: the kernels of the current iteration finish,\n"
+        "    then KeyboardInterrupt is raised out of fit. The GIL is released while the kernels run.\n\n"
+        "**options: the optimizer keys of the configuration file, with the same names, defaults and ranges.\n"
+        "    Every optimizer takes:\n"
+        f"{table(keys[''])}\n"
+        "    Each optimizer takes its own as well:\n" + "\n".join(sections) + "\n\n"
+        "Returns a FitResult (x, history, converged, reason, chunk_size, notes). Raises ValueError naming the\n"
+        "option and the values it allows, or the array and both shapes, on bad input."
+    )
+
+
+fit.__doc__ = _fit_doc()
+
+
+def from_t3toolbox(x: Any, dtype: Any = None) -> TuckerTensorTrain:
+    """A TuckerTensorTrain from the original Python toolbox's representation (T3Toolbox).
+
+    x: the pair (tucker_cores, tt_cores) of sequences of arrays, Tucker cores (n_i, N_i) and TT cores
+    (r_i, n_i, r_{i+1}) -- the toolbox's layout is T3K's -- or an object holding that pair as its `data`
+    attribute (the toolbox's TuckerTensorTrain class). Arrays may be NumPy, JAX or anything numpy.asarray
+    reads; stacked T3s (leading stack axes) are not supported. The cores are held without a copy where the layout
+    allows. dtype: as TuckerTensorTrain's.
+    """
+    pair = getattr(x, "data", x)
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ValueError(
+            "t3k.from_t3toolbox: x must be a pair (tucker_cores, tt_cores) or hold one as x.data, got "
+            + type(x).__name__
+        )
+    tucker_cores, tt_cores = pair
+    return TuckerTensorTrain(list(tucker_cores), list(tt_cores), dtype)
+
+
+def to_t3toolbox(x: TuckerTensorTrain) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+    """X in the original Python toolbox's representation: the pair (tucker_cores, tt_cores) of tuples of NumPy
+    arrays, Tucker cores (n_i, N_i) and TT cores (r_i, n_i, r_{i+1}). The arrays are copies (writable)."""
+    return tuple(u.copy() for u in x.tucker_cores), tuple(g.copy() for g in x.tt_cores)
+
+
 __all__ = [
+    "FitResult",
+    "FittingProblem",
     "OrthogonalFrame",
     "T3Variation",
     "TuckerTensorTrain",
     "__version__",
     "estimate_chunk_size",
+    "fit",
+    "from_t3toolbox",
+    "has_hdf5",
+    "inner_product",
+    "load",
     "max_chunk_size_within",
     "num_threads",
     "orthogonal_frame",
@@ -34,5 +152,8 @@ __all__ = [
     "probe_derivatives_transpose",
     "probes",
     "reduction_block_size",
+    "save",
+    "t3_svd",
     "tangent_probe_derivatives",
+    "to_t3toolbox",
 ]

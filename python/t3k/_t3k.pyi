@@ -6,6 +6,7 @@ threads) and finalized at interpreter exit. Calls release the GIL and run one at
 """
 
 from collections.abc import Sequence
+import os
 
 import numpy
 import numpy.typing
@@ -205,6 +206,82 @@ def max_chunk_size_within(shape: Sequence[int], tucker_ranks: Sequence[int], tt_
     The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.
     Raises ValueError stating the bytes needed when even one block does not fit.
     """
+
+def inner_product(x: TuckerTensorTrain, y: TuckerTensorTrain) -> float:
+    """
+    <X, Y>, the Frobenius inner product of two T3s of the same shape, from their cores.
+    """
+
+def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, max_tt_ranks: Sequence[int] | None = None, rtol: float = 0.0) -> tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]:
+    """
+    T3-SVD: truncates X by sequential SVDs to at most max_tucker_ranks (d entries) and max_tt_ranks (d + 1
+    entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.
+    Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),
+    every singular value computed, before truncation. None: no cap.
+    """
+
+class FittingProblem:
+    """
+    The data of a fit (docs/math.md): probe vectors ww[i] and directions pp[i] of shape (W, N_i), target jets
+    targets[i] of shape (W, K+1, N_i) and optional per-probe weights (W). The loss is
+    0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.
+    """
+
+    def __init__(self, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], targets: Sequence[numpy.typing.ArrayLike], weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None) -> None:
+        """
+        A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is
+        float32, else float64. Raises ValueError naming the array and both shapes when they do not fit.
+        """
+
+    @staticmethod
+    def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, seed: int = 0) -> FittingProblem:
+        """
+        A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth
+        plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).
+        """
+
+    @property
+    def ww(self) -> list[numpy.ndarray]:
+        """(W, N_i) per mode, read-only views."""
+
+    @property
+    def pp(self) -> list[numpy.ndarray]:
+        """(W, N_i) per mode, read-only views."""
+
+    @property
+    def targets(self) -> list[numpy.ndarray]:
+        """(W, K+1, N_i) per mode, read-only views."""
+
+    @property
+    def weights(self) -> numpy.ndarray | None:
+        """(W,) or None (all ones)."""
+
+    @property
+    def order(self) -> int:
+        """K, the jet order."""
+
+    @property
+    def n_probes(self) -> int:
+        """W."""
+
+    @property
+    def dtype(self) -> numpy.dtype:
+        """float32 or float64."""
+
+def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False) -> None:
+    """
+    Writes X as /t3 (docs/file-format.md, float64) with the root attribute d, the layout `t3k fit` writes
+    model.h5 in and `t3k jets` and model.init.file read. Atomic: a temporary file renamed onto path.
+    Raises FileExistsError when path exists and overwrite is False; OSError when it cannot be written.
+    """
+
+def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain:
+    """
+    Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises OSError
+    naming the file and the dataset when it is missing, unreadable or of the wrong shape.
+    """
+
+has_hdf5: bool = True
 
 def num_threads() -> int:
     """Threads of the host execution space Kokkos was initialized with."""

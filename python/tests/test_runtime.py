@@ -59,7 +59,10 @@ def test_the_stub_declares_every_public_name():
             declared.add(node.target.id)
         elif isinstance(node, ast.Assign):
             declared.update(t.id for t in node.targets if isinstance(t, ast.Name))
-    assert set(t3k.__all__) - {"__version__"} <= declared
+    # Names written in Python (t3k/__init__.py: fit, FitResult, the toolbox conversions) carry their own annotations.
+    in_python = {name for name in t3k.__all__ if getattr(getattr(t3k, name), "__module__", "") == "t3k"}
+    assert {"fit", "FitResult", "from_t3toolbox", "to_t3toolbox"} <= in_python
+    assert set(t3k.__all__) - {"__version__"} - in_python <= declared
 
 
 def test_the_stub_is_what_stubgen_writes_for_the_module(tmp_path):

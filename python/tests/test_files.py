@@ -1,0 +1,109 @@
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from conftest import random_probe_set, random_t3
+
+import t3k
+
+pytestmark = pytest.mark.skipif(not t3k.has_hdf5, reason="built without HDF5")
+h5py = pytest.importorskip("h5py")
+
+
+def cli():
+    """The t3k tool of the same build (build/t3k next to build/python), or $T3K_CLI; None when absent."""
+    explicit = os.environ.get("T3K_CLI")
+    if explicit:
+        return explicit
+    build = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(t3k.__file__))))
+    for candidate in (os.path.join(build, "t3k"), os.path.join(build, "drivers", "t3k")):
+        if os.access(candidate, os.X_OK) and os.path.isfile(candidate):
+            return candidate
+    return shutil.which("t3k")
+
+
+def test_save_and_load_keep_every_core_bitwise(rng, tmp_path):
+    x, tucker, tt = random_t3(rng, (3, 1, 4), (2, 1, 3), (1, 2, 3, 1))
+    t3k.save(tmp_path / "x.h5", x)
+    y = t3k.load(tmp_path / "x.h5")
+    for a, b in zip(y.tucker_cores + y.tt_cores, tucker + tt):
+        np.testing.assert_array_equal(a, b)
+    with h5py.File(tmp_path / "x.h5", "r") as f:  # the layout of docs/file-format.md
+        assert f.attrs["d"] == 3
+        np.testing.assert_array_equal(f["t3/tt_cores/2"][()], tt[2])
+
+
+def test_a_float32_t3_is_stored_as_float64_and_loads_in_either(rng, tmp_path):
+    x, tucker, _ = random_t3(rng, (3, 4), (2, 2), (1, 2, 1), dtype=np.float32)
+    t3k.save(str(tmp_path / "x.h5"), x)
+    assert t3k.load(tmp_path / "x.h5").dtype == np.float64
+    y = t3k.load(tmp_path / "x.h5", dtype="float32")
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y.tucker_cores[0], tucker[0])
+
+
+def test_save_never_replaces_a_file_unless_asked(rng, tmp_path):
+    x, _, _ = random_t3(rng, (3, 4), (2, 2), (1, 2, 1))
+    path = tmp_path / "mine.h5"
+    path.write_text("keep me")
+    with pytest.raises(FileExistsError, match="mine.h5"):
+        t3k.save(path, x)
+    assert path.read_text() == "keep me"
+    t3k.save(path, x, overwrite=True)
+    assert t3k.load(path).shape == (3, 4)
+
+
+def test_unreadable_files_are_named(tmp_path):
+    with pytest.raises(OSError, match="missing.h5"):
+        t3k.load(tmp_path / "missing.h5")
+    with h5py.File(tmp_path / "no_t3.h5", "w") as f:
+        f["probes/w/0"] = np.zeros((2, 3))
+    with pytest.raises(OSError, match="no_t3.h5.*/t3"):
+        t3k.load(tmp_path / "no_t3.h5")
+
+
+@pytest.mark.skipif(cli() is None, reason="the t3k command-line tool is not built")
+def test_the_cli_reads_what_python_writes(rng, tmp_path):
+    shape = (3, 4, 5)
+    x, _, _ = random_t3(rng, shape, (2, 3, 2), (1, 2, 3, 1))
+    ww, pp = random_probe_set(rng, shape, 7)
+    path = tmp_path / "case.h5"
+    t3k.save(path, x)
+    with h5py.File(path, "a") as f:
+        for i in range(3):
+            f[f"probes/w/{i}"], f[f"probes/p/{i}"] = ww[i], pp[i]
+        f["probes"].attrs["order"] = 2
+    subprocess.run([cli(), "jets", "--in", str(path), "--out", str(tmp_path / "jets.h5")], check=True)
+
+    expected = t3k.probe_derivatives(x, ww, pp, 2)
+    with h5py.File(tmp_path / "jets.h5", "r") as f:
+        for i in range(3):
+            np.testing.assert_array_equal(f[f"jets/{i}"][()], expected[i])
+
+
+@pytest.mark.skipif(cli() is None, reason="the t3k command-line tool is not built")
+def test_python_reads_the_model_the_cli_fits_from_a_python_start(tmp_path):
+    truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
+    x0 = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=8)
+    problem = t3k.FittingProblem.planted(truth, n_probes=60, order=1, seed=4)
+    t3k.save(tmp_path / "x0.h5", x0)
+    with h5py.File(tmp_path / "data.h5", "w") as f:
+        for i in range(3):
+            f[f"probes/w/{i}"], f[f"probes/p/{i}"] = problem.ww[i], problem.pp[i]
+            f[f"jets/{i}"] = problem.targets[i]
+    (tmp_path / "run.yaml").write_text(
+        "problem: {data: {file: data.h5}}\n"
+        "model: {init: {file: x0.h5}}\n"
+        "optimizer: {name: newton_cg, max_iterations: 3}\n"
+        "output: {directory: run}\n"
+    )
+    subprocess.run([cli(), "fit", str(tmp_path / "run.yaml"), "--quiet"], check=True, cwd=tmp_path,
+                   env=dict(os.environ, OMP_NUM_THREADS=str(t3k.num_threads())))
+
+    from_cli = t3k.load(tmp_path / "run" / "model.h5")
+    from_python = t3k.fit(problem, x0, "newton_cg", max_iterations=3).x
+    # Same build, same threads, same options (the CLI's defaults are fit's): the same iterates, bit for bit.
+    for a, b in zip(from_cli.tucker_cores + from_cli.tt_cores, from_python.tucker_cores + from_python.tt_cores):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,210 @@
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import random_probe_set
+from test_errors import raises
+
+import t3k
+
+SHAPE, TUCKER_RANKS, TT_RANKS = (4, 5, 3), (2, 3, 2), (1, 2, 2, 1)
+
+
+@pytest.fixture
+def planted(rng):
+    """A planted problem and a start near its truth (cores perturbed by 1e-2 relative)."""
+    truth = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=3)
+    problem = t3k.FittingProblem.planted(truth, n_probes=80, order=1, seed=4)
+    x0 = t3k.TuckerTensorTrain(
+        [u + 1e-2 * np.abs(u).mean() * rng.standard_normal(u.shape) for u in truth.tucker_cores],
+        [g + 1e-2 * np.abs(g).mean() * rng.standard_normal(g.shape) for g in truth.tt_cores],
+    )
+    return truth, problem, x0
+
+
+def loss_of(problem, x):
+    """0.5 sum ||z - y||^2 from the probe jets of x (the unweighted loss of docs/math.md)."""
+    z = t3k.probe_derivatives(x, problem.ww, problem.pp, problem.order)
+    return 0.5 * sum(float(((zi - yi) ** 2).sum()) for zi, yi in zip(z, problem.targets))
+
+
+def test_newton_cg_recovers_a_planted_t3(planted):
+    truth, problem, x0 = planted
+    result = t3k.fit(problem, x0, "newton_cg", max_iterations=30, tol_relative_residual=1e-10)
+
+    assert result.converged, result.reason
+    dense = truth.to_dense()
+    assert np.linalg.norm(result.x.to_dense() - dense) <= 1e-8 * np.linalg.norm(dense)
+    # The history's losses are the problem's loss at x0 and at the result, computed here from the jets.
+    assert result.history[0]["iteration"] == 0
+    assert result.history[0]["loss"] == pytest.approx(loss_of(problem, x0), rel=1e-10)
+    assert result.history[-1]["loss"] == pytest.approx(loss_of(problem, result.x), rel=1e-6, abs=1e-20)
+
+
+@pytest.mark.parametrize("optimizer", ["gradient_descent", "mc_sgd", "adam"])
+def test_every_optimizer_decreases_the_loss(planted, optimizer):
+    _, problem, x0 = planted
+    minibatches = {} if optimizer == "gradient_descent" else {"batch_size": 40}
+    result = t3k.fit(problem, x0, optimizer, max_iterations=8, **minibatches)
+
+    assert len(result.history) >= 2
+    assert loss_of(problem, result.x) < loss_of(problem, x0)
+
+
+def test_a_fit_in_float32_runs_in_float32(planted):
+    truth, problem, x0 = planted
+    p32 = t3k.FittingProblem(problem.ww, problem.pp, problem.targets, dtype="float32")
+    x32 = t3k.TuckerTensorTrain(x0.tucker_cores, x0.tt_cores, dtype="float32")
+    result = t3k.fit(p32, x32, max_iterations=5)
+    assert result.x.dtype == np.float32
+    assert result.history[-1]["loss"] < result.history[0]["loss"]
+
+
+def test_weights_scale_the_loss(planted):
+    _, problem, x0 = planted
+    weights = np.full(problem.n_probes, 3.0)
+    weighted = t3k.FittingProblem(problem.ww, problem.pp, problem.targets, weights=weights)
+    plain = t3k.fit(problem, x0, max_iterations=0)
+    heavy = t3k.fit(weighted, x0, max_iterations=0)
+    assert heavy.history[0]["loss"] == pytest.approx(3.0 * plain.history[0]["loss"], rel=1e-12)
+
+
+def test_a_callback_sees_every_iteration_and_stops_the_fit(planted):
+    _, problem, x0 = planted
+    seen = []
+
+    def stop_at_two(record):
+        seen.append(record["iteration"])
+        return record["iteration"] == 2
+
+    result = t3k.fit(problem, x0, "gradient_descent", max_iterations=50, tol_gradient=0, callback=stop_at_two)
+
+    assert seen == [0, 1, 2]
+    assert [r["iteration"] for r in result.history] == [0, 1, 2]
+    assert not result.converged and "callback" in result.reason
+    # The returned point is the one of the last record, not x0 and not a later one.
+    assert loss_of(problem, result.x) == pytest.approx(result.history[-1]["loss"], rel=1e-10)
+    assert loss_of(problem, result.x) < loss_of(problem, x0)
+
+
+def test_stop_iteration_at_x0_returns_x0(planted):
+    _, problem, x0 = planted
+
+    def stop(record):
+        raise StopIteration
+
+    result = t3k.fit(problem, x0, "adam", callback=stop)
+    assert len(result.history) == 1
+    for a, b in zip(result.x.tt_cores + result.x.tucker_cores, x0.tt_cores + x0.tucker_cores):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_an_exception_in_the_callback_propagates(planted):
+    _, problem, x0 = planted
+
+    def broken(record):
+        raise RuntimeError("from the callback")
+
+    with pytest.raises(RuntimeError, match="from the callback"):
+        t3k.fit(problem, x0, callback=broken)
+    # The module still works afterwards (no lock left held).
+    assert t3k.fit(problem, x0, max_iterations=1).history
+
+
+def test_ctrl_c_stops_a_fit_between_iterations(tmp_path):
+    # A child fits with no iteration cap that matters; SIGINT arrives once the fit has started.
+    script = textwrap.dedent(
+        """
+        import sys, t3k
+        truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
+        x0 = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=5)
+        problem = t3k.FittingProblem.planted(truth, n_probes=200, order=1, seed=4)
+        def started(record):
+            if record["iteration"] == 1:
+                print("started", flush=True)
+        try:
+            t3k.fit(problem, x0, "gradient_descent", max_iterations=10**9, tol_gradient=0, callback=started)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(0)
+        sys.exit(3)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=dict(os.environ, OMP_NUM_THREADS="1")
+    )
+    try:
+        assert child.stdout.readline().strip() == "started"
+        child.send_signal(signal.SIGINT)
+        out, _ = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert out.strip() == "interrupted" and child.returncode == 0
+
+
+def test_bad_options_are_named(planted):
+    _, problem, x0 = planted
+    with raises("t3k.fit", "newton_cg has no option 'cg_rtl'", "cg_rtol"):
+        t3k.fit(problem, x0, cg_rtl=0.5)
+    with raises("t3k.fit: cg_rtol must be in (0, 1], got 2.0"):
+        t3k.fit(problem, x0, cg_rtol=2.0)
+    with raises("t3k.fit: max_iterations must be in [0, ", "got -1"):
+        t3k.fit(problem, x0, max_iterations=-1)
+    with raises("t3k.fit: levenberg_marquardt must be True or False, got 1"):
+        t3k.fit(problem, x0, levenberg_marquardt=1)
+    with raises("schedule must be one of 'constant', 'inverse_time', 'cosine', got 'linear'"):
+        t3k.fit(problem, x0, "mc_sgd", schedule="linear")
+    with raises("gradient_descent has no option 'batch_size'"):
+        t3k.fit(problem, x0, "gradient_descent", batch_size=4)
+    with raises("optimizer must be one of 'newton_cg', 'gradient_descent', 'mc_sgd', 'adam', got 'lbfgs'"):
+        t3k.fit(problem, x0, "lbfgs")
+
+
+def test_a_problem_that_does_not_fit_the_model_is_named(rng, planted):
+    _, problem, x0 = planted
+    ww, pp = random_probe_set(rng, SHAPE, 6)
+    targets = [np.zeros((6, 2, n)) for n in SHAPE]
+    with raises("t3k.FittingProblem", "targets[1]", "expected [6 x 2 x 5]"):
+        t3k.FittingProblem(ww, pp, [targets[0], targets[1][:, :, :4], targets[2]])
+    with raises("t3k.FittingProblem", "weights"):
+        t3k.FittingProblem(ww, pp, targets, weights=np.ones(5))
+    other = t3k.TuckerTensorTrain.random((4, 5, 4), TUCKER_RANKS, TT_RANKS)
+    with raises("t3k.newton_cg", "ww[2]"):
+        t3k.fit(problem, other)
+
+
+def documented_default(text):
+    """A default as docs/config.md's tables write it ("0 (off)", "1e-3", "false", "constant")."""
+    word = text.split()[0]
+    if word in ("true", "false"):
+        return word == "true"
+    try:
+        return float(word)
+    except ValueError:
+        return word
+
+
+def test_help_documents_every_option_of_the_configuration_file_with_its_default():
+    doc = t3k.fit.__doc__
+    config = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "config.md")).read()
+    # docs/config.md's optimizer tables: a line naming the optimizer (or "Common keys:"), a blank line, the table.
+    names = "newton_cg|gradient_descent|mc_sgd|adam"
+    sections = re.split(rf"\n(?=Common keys:|`(?:{names})`[ :(])", config)[1:]
+    help_sections = re.split(rf"\n(?=    (?:{names}):\n)", doc)
+    checked = 0
+    for section in sections:
+        name = "" if section.startswith("Common") else section[1 : section.index("`", 1)]
+        help_part = help_sections[0] if not name else next(h for h in help_sections if h.startswith(f"    {name}:"))
+        table = section.split("\n\n")[1].replace("\\|", "/")  # escaped pipes inside a cell
+        for key, default in re.findall(r"^\| `(\w+)` \|[^|]*\| ([^|]*) \|", table, flags=re.M):
+            line = re.search(rf"^        {key} \((float|int|bool|str), default (.*?)\): ", help_part, flags=re.M)
+            assert line, (name, key)
+            shown = eval(line.group(2))  # the repr of the default
+            assert shown == documented_default(default), (name, key, shown, default)
+            checked += 1
+    assert checked == 31  # 6 common keys, newton_cg 6, gradient_descent 3, mc_sgd 9, adam 7

@@ -1,0 +1,90 @@
+"""Arrays from other libraries (DLPack producers, the original toolbox's representation)."""
+
+import numpy as np
+import pytest
+from dense_reference import t3_dense
+
+import t3k
+
+
+class DLPackOnly:
+    """Exposes an array through DLPack alone (as JAX and PyTorch arrays do), without the buffer protocol."""
+
+    def __init__(self, array):
+        self._array = array
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+
+def cores(rng, dtype):
+    tucker = [rng.standard_normal((2, 3)).astype(dtype), rng.standard_normal((3, 4)).astype(dtype)]
+    tt = [rng.standard_normal((1, 2, 2)).astype(dtype), rng.standard_normal((2, 3, 1)).astype(dtype)]
+    return tucker, tt
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_dlpack_arrays_are_held_without_a_copy(rng, dtype):
+    if not hasattr(np.ndarray, "__dlpack__"):
+        pytest.skip("NumPy without DLPack export")
+    tucker, tt = cores(rng, dtype)
+    x = t3k.TuckerTensorTrain([DLPackOnly(u) for u in tucker], [DLPackOnly(g) for g in tt], dtype=dtype)
+    for held, given in zip(x.tucker_cores + x.tt_cores, tucker + tt):
+        assert held.ctypes.data == given.ctypes.data  # the View's memory is the array's
+    np.testing.assert_allclose(x.to_dense(), t3_dense(tucker, tt), rtol=1e-5 if dtype == np.float32 else 1e-13)
+
+
+def test_jax_arrays_go_in(rng):
+    jnp = pytest.importorskip("jax.numpy")
+    tucker, tt = cores(rng, np.float32)
+    x = t3k.TuckerTensorTrain([jnp.asarray(u) for u in tucker], [jnp.asarray(g) for g in tt], dtype="float32")
+    np.testing.assert_allclose(x.to_dense(), t3_dense(tucker, tt), rtol=1e-5)
+
+
+def test_torch_arrays_go_in_without_a_copy(rng):
+    torch = pytest.importorskip("torch")
+    tucker, tt = cores(rng, np.float64)
+    tensors = [torch.from_numpy(a) for a in tucker + tt]
+    x = t3k.TuckerTensorTrain(tensors[:2], tensors[2:])
+    for held, given in zip(x.tucker_cores + x.tt_cores, tensors):
+        assert held.ctypes.data == given.data_ptr()
+
+
+def test_the_toolbox_representation_goes_both_ways(rng):
+    tucker, tt = cores(rng, np.float64)
+    x = t3k.from_t3toolbox((tucker, tt))
+    assert x.tucker_cores[0].ctypes.data == tucker[0].ctypes.data  # no copy
+
+    class ToolboxT3:  # the toolbox's class holds the pair as `data`
+        data = (tuple(tucker), tuple(tt))
+
+    y = t3k.from_t3toolbox(ToolboxT3())
+    np.testing.assert_array_equal(y.to_dense(), t3_dense(tucker, tt))
+
+    back_tucker, back_tt = t3k.to_t3toolbox(x)
+    assert isinstance(back_tucker, tuple) and len(back_tt) == 2
+    for a, b in zip(back_tucker + back_tt, tucker + tt):
+        np.testing.assert_array_equal(a, b)
+        assert a.flags.writeable and a.ctypes.data != b.ctypes.data
+    with pytest.raises(ValueError, match="t3k.from_t3toolbox: x must be a pair"):
+        t3k.from_t3toolbox(tucker[0])
+
+
+def test_inner_product_and_t3_svd_match_the_dense_tensor(rng):
+    x = t3k.TuckerTensorTrain.random((4, 5, 3), (3, 3, 2), (1, 3, 2, 1), seed=1)
+    y = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 2, 2), (1, 2, 2, 1), seed=2)
+    dx, dy = x.to_dense(), y.to_dense()
+    assert t3k.inner_product(x, y) == pytest.approx(float((dx * dy).sum()), rel=1e-12)
+
+    full, tucker_sv, tt_sv = t3k.t3_svd(x)
+    np.testing.assert_allclose(full.to_dense(), dx, atol=1e-12 * np.abs(dx).max())
+    # The TT singular values at bond 1 are those of the dense tensor's unfolding (4) x (5 * 3).
+    dense_sv = np.linalg.svd(dx.reshape(4, 15), compute_uv=False)
+    np.testing.assert_allclose(np.sort(tt_sv[0])[::-1][:3], dense_sv[:3], rtol=1e-10)
+    truncated, _, _ = t3k.t3_svd(x, max_tt_ranks=[1, 1, 1, 1])
+    assert truncated.tt_ranks == [1, 1, 1, 1]
+    with pytest.raises(ValueError, match="t3k.t3_svd"):
+        t3k.t3_svd(x, max_tucker_ranks=[1, 1])
