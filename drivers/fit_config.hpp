@@ -125,6 +125,10 @@ struct Config {
   std::string fingerprint() const;
 };
 
+/// The keys in which two fingerprints (Config::fingerprint) differ, for one line of a refused --resume:
+/// "optimizer.batch_size (50 in the checkpoint, 40 now), problem.synthetic.seed (11 in the checkpoint, 12 now)".
+std::string fingerprint_changes(std::string const& checkpoint, std::string const& now);
+
 /// Parses and validates YAML text; `file` names it in messages and anchors relative paths.
 /// **Throws:** ConfigError, and nothing else.
 Config parse_config(std::string const& text, std::string const& file);

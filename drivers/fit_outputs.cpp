@@ -45,12 +45,16 @@ long max_rss_bytes() {
   return long(usage.ru_maxrss) * 1024;  // KiB on Linux
 }
 
+/// A history cell: full precision, and empty for a NaN (a figure the optimizer did not compute, such as the
+/// gradient norm at iteration 0 of mc_sgd and adam or the minibatch loss of full-batch optimizers).
+std::string csv_number(double v) { return std::isnan(v) ? std::string() : fmt::format("{:.17g}", v); }
+
 std::string history_csv(std::vector<IterationRecord> const& h) {
   std::string out = "iteration,loss,relative_residual,gradient_norm,step,elapsed_seconds,chunk_size,minibatch_loss\n";
   for (auto const& r : h) {
-    fmt::format_to(std::back_inserter(out), "{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{},{:.17g}\n", r.iteration,
-                   r.loss, r.relative_residual, r.gradient_norm, r.step, r.elapsed_seconds, r.chunk_size,
-                   r.minibatch_loss);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{}\n", r.iteration, csv_number(r.loss),
+                   csv_number(r.relative_residual), csv_number(r.gradient_norm), csv_number(r.step),
+                   csv_number(r.elapsed_seconds), r.chunk_size, csv_number(r.minibatch_loss));
   }
   return out;
 }

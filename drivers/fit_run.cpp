@@ -129,9 +129,9 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
         throw FitUsageError(std::string("--resume: cannot read the checkpoint: ") + e.what());
       }
       if (resume.fingerprint != config.fingerprint()) {
-        throw FitUsageError("--resume: " + checkpoint_path +
-                            " was written for a different configuration (problem, model, optimizer keys other than "
-                            "max_iterations and tolerances, or chunk_size differ)");
+        throw FitUsageError("--resume: " + checkpoint_path + " was written for a different configuration: " +
+                            fingerprint_changes(resume.fingerprint, config.fingerprint()) +
+                            " (only max_iterations, tolerances, output and kokkos may change)");
       }
     });
   }

@@ -55,12 +55,20 @@ Problem load_data_problem(Config const& config, Space const& space, Communicator
     if (!in.exists("/jets")) {
       throw io::FileError(data.resolved_file + ": /jets (the target jets) is missing");
     }
-    auto const jets = in.read_jets("/jets", shapes, w, io::any_extent, rows);
-    std::size_t const k = jets[0].extent(1) - 1;
-    if (probes.order && *probes.order != k) {
-      throw io::FileError(data.resolved_file + ": attribute order of /probes is " + std::to_string(*probes.order) +
-                          " but /jets/0 has K+1 = " + std::to_string(k + 1) + " orders");
+    // The order attribute of /probes fixes K, so a stack stored [W x N_i x K+1] is refused with the shape it
+    // should have; without it, K+1 is axis 1 of /jets/0.
+    std::size_t const n_orders = probes.order ? *probes.order + 1 : io::any_extent;
+    if (probes.order && in.exists("/jets/0")) {
+      auto const found = in.dataset_shape("/jets/0");
+      std::vector<std::size_t> const expected{w, n_orders, shapes[0]};
+      if (found != expected) {
+        throw io::FileError(data.resolved_file + ": /jets/0 has shape " + impl::shape_string(found) + ", expected " +
+                            impl::shape_string(expected) + " ([W x K+1 x N_0], K = " + std::to_string(*probes.order) +
+                            " from the order attribute of /probes)");
+      }
     }
+    auto const jets = in.read_jets("/jets", shapes, w, n_orders, rows);
+    std::size_t const k = jets[0].extent(1) - 1;
     if (data.order && *data.order != k) {
       std::vector<std::size_t> jet_shape = impl::view_shape(jets[0]);
       jet_shape[0] = w;  // the file's shape, not this rank's rows

@@ -4,7 +4,9 @@
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests, the t3k CLI and the
 #           Python module, whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads);
 #           then the examples (examples/your_data with Python, examples/cpp against the installed package); then the
-#           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh.
+#           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh; then the
+#           API reference (Doxygen, warnings are errors) and every code block of README.md and docs/
+#           (scripts/check_docs.py).
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
@@ -91,6 +93,15 @@ run_python() {
     "$VENV/bin/python" examples/python/fit_or_probe.py) 2>&1 | tee build/pytest.log
 }
 
+# The documentation: the API reference from the headers (Doxygen, any warning fails: an undocumented public name, a
+# \param out of step with its function), and every code block of README.md and docs/ run as written against this
+# build (scripts/check_docs.py; blocks that need a GPU, mpirun or minutes say so in their marker).
+run_docs() {
+  log "docs: Doxygen API reference (build/api) and the code blocks of README.md and docs/ (scripts/check_docs.py)"
+  cmake --build build --target t3k_api_docs
+  "$VENV/bin/python" scripts/check_docs.py --build build --python "$VENV/bin/python"
+}
+
 if [[ ! -f "$PREFIX/.t3k-complete" ]]; then
   log "no OpenMP+Serial Kokkos in $PREFIX: run scripts/setup.sh first (the main and device-paths legs need it)"
   [[ " $LEGS " == *" main "* || " $LEGS " == *" device-paths "* ]] && exit 1
@@ -114,7 +125,8 @@ for leg in $LEGS; do
       (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
       run_examples
       run_python
-      end "$(count_tests build/ctest.log), examples, pytest: $(grep -Eo '[0-9]+ passed' build/pytest.log | tail -n 1)"
+      run_docs
+      end "$(count_tests build/ctest.log), examples, pytest: $(grep -Eo '[0-9]+ passed' build/pytest.log | tail -n 1), docs"
       ;;
     device-paths)
       begin device-paths "Release with assertions, device code paths on host spaces, tests and bench smoke (build-device-paths/)"

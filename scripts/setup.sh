@@ -32,7 +32,7 @@ REQUIREMENTS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/python/requiremen
 JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   libopenblas-dev libopenblas0-openmp libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
-  dpkg-dev hdf5-tools python3-numpy python3-h5py python3-dev python3-venv hipcc libamdhip64-dev rocm-device-libs)
+  dpkg-dev doxygen hdf5-tools python3-numpy python3-h5py python3-dev python3-venv hipcc libamdhip64-dev rocm-device-libs)
 SOURCES_FILE=/etc/apt/sources.list.d/t3k-src.sources
 
 log() { printf '[setup] %s\n' "$*"; }

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -290,6 +291,35 @@ void bad_attributes_and_huge_declared_shapes_are_refused() {
   EXPECT_NE(r.output.find("available"), std::string::npos) << r.output;
 }
 
+/// Target jets written [W x N_i x K+1] instead of [W x K+1 x N_i]: K comes from the order attribute of /probes
+/// (2 here), so the message shows the shape the file should hold, not one built from the transposed axis.
+void transposed_jets_are_refused_with_the_expected_shape() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), in);
+  {
+    t3k_test::h5::File f(in);
+    for (std::string const name : {"/jets/0", "/jets/1", "/jets/2", "/jets/3"}) {
+      std::vector<hsize_t> dims;
+      auto const data = t3k_test::h5::read(f.id(), name, dims);
+      ASSERT_EQ(dims.size(), 3u);
+      std::vector<double> swapped(data.size());
+      for (hsize_t s = 0; s < dims[0]; ++s)
+        for (hsize_t k = 0; k < dims[1]; ++k)
+          for (hsize_t j = 0; j < dims[2]; ++j) {
+            swapped[(s * dims[2] + j) * dims[1] + k] = data[(s * dims[1] + k) * dims[2] + j];
+          }
+      t3k_test::h5::recreate(f.id(), name, H5T_IEEE_F64LE, {dims[0], dims[2], dims[1]}, swapped);
+    }
+  }
+  write_text(dir.file("data.yaml"), data_config(in));
+  auto const r = run_cli("fit --quiet " + quoted(dir.file("data.yaml")));
+  expect_refused(r, "/jets/0 has shape [6 x 4 x 3], expected [6 x 3 x 4]");
+  EXPECT_NE(r.output.find("problem.data.file"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("K = 2 from the order attribute of /probes"), std::string::npos) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+}
+
 // --------------------------------------------------------------------------------------------- kill and resume
 
 /// Runs the fit in the background and kills it with SIGKILL once its first checkpoint exists. Returns whether the
@@ -385,6 +415,9 @@ TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
 }
 TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
   bad_attributes_and_huge_declared_shapes_are_refused();
+}
+TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
+  transposed_jets_are_refused_with_the_expected_shape();
 }
 TEST(CliHostile, FitKilledMidRunResumesToTheUninterruptedModel) {
   fit_killed_mid_run_resumes_to_the_uninterrupted_model();

@@ -112,16 +112,25 @@ std::vector<std::vector<double>> t3_arrays(std::string const& path) {
   return out;
 }
 
+/// The cells of a CSV row, empty ones (figures not computed) included.
+std::vector<std::string> csv_cells(std::string const& line) {
+  std::vector<std::string> cells(1);
+  for (char c : line) {
+    if (c == ',')
+      cells.emplace_back();
+    else
+      cells.back() += c;
+  }
+  return cells;
+}
+
 /// history.csv without the elapsed_seconds column (wall time differs between runs).
 std::vector<std::string> history_without_time(std::string const& path) {
   std::istringstream in(read_file(path));
   std::vector<std::string> rows;
   std::string line;
   while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream cs(line);
-    std::string cell;
-    while (std::getline(cs, cell, ',')) cells.push_back(cell);
+    std::vector<std::string> cells = csv_cells(line);
     if (cells.size() != 8) {
       ADD_FAILURE() << path << ": row '" << line << "' has " << cells.size() << " columns";
       continue;
@@ -193,6 +202,20 @@ void synthetic_gradient_descent_runs() {
   run_and_check_outputs(dir, synthetic_config("out", "  name: gradient_descent\n  max_iterations: 8\n"), {5, 4, 6, 5});
 }
 
+std::vector<std::vector<double>> history_numbers(std::string const& path);
+
+/// mc_sgd and adam compute no gradient at x0: history.csv leaves the cell of iteration 0 empty and --log-json writes
+/// null, while the rows after it hold the norm of the first minibatch gradient.
+void expect_no_gradient_norm_at_iteration_0(ScratchDirectory const& dir) {
+  auto const rows = history_numbers(dir.file("out/history.csv"));
+  ASSERT_GE(rows.size(), 2u);
+  EXPECT_TRUE(std::isnan(rows[0][3])) << read_file(dir.file("out/history.csv"));
+  EXPECT_GT(rows[1][3], 0) << read_file(dir.file("out/history.csv"));
+  std::string const records = read_file(dir.file("log.jsonl"));
+  std::string const first = records.substr(0, records.find('\n'));
+  EXPECT_NE(first.find("\"gradient_norm\": null"), std::string::npos) << first;
+}
+
 void synthetic_mc_sgd_runs() {
   ScratchDirectory dir;
   run_and_check_outputs(dir,
@@ -200,6 +223,7 @@ void synthetic_mc_sgd_runs() {
                                          "  name: mc_sgd\n  max_iterations: 8\n  batch_size: 40\n"
                                          "  schedule: cosine\n  eval_every: 2\n  seed: 3\n"),
                         {5, 4, 6, 5});
+  expect_no_gradient_norm_at_iteration_0(dir);
 }
 
 void synthetic_adam_runs() {
@@ -209,6 +233,7 @@ void synthetic_adam_runs() {
                                          "  name: adam\n  max_iterations: 8\n  alpha_rel: 0.05\n"
                                          "  batch_size: 60\n  seed: 4\n"),
                         {5, 4, 6, 5});
+  expect_no_gradient_norm_at_iteration_0(dir);
 }
 
 /// An HDF5 probe set of a planted T3 in the docs/file-format.md layout, with per-probe weights.
@@ -235,7 +260,8 @@ void write_planted_data_file(std::string const& path, std::size_t n_probes, bool
   w.commit();
 }
 
-/// history.csv as numbers: one row of (iteration, loss, relative_residual, gradient_norm, step, ...) per iteration.
+/// history.csv as numbers: one row of (iteration, loss, relative_residual, gradient_norm, step, ...) per iteration;
+/// an empty cell (not computed) is NaN.
 std::vector<std::vector<double>> history_numbers(std::string const& path) {
   std::istringstream in(read_file(path));
   std::vector<std::vector<double>> rows;
@@ -243,9 +269,7 @@ std::vector<std::vector<double>> history_numbers(std::string const& path) {
   std::getline(in, line);  // header
   while (std::getline(in, line)) {
     std::vector<double> row;
-    std::istringstream cs(line);
-    std::string cell;
-    while (std::getline(cs, cell, ',')) row.push_back(std::strtod(cell.c_str(), nullptr));
+    for (auto const& cell : csv_cells(line)) row.push_back(cell.empty() ? NAN : std::strtod(cell.c_str(), nullptr));
     rows.push_back(row);
   }
   return rows;
@@ -288,7 +312,12 @@ void data_problem_runs_match_the_library_optimizers() {
       ASSERT_GE(rows[k].size(), 5u) << name;
       EXPECT_EQ(rows[k][0], double(e.iteration)) << name << " row " << k;
       EXPECT_NEAR(rows[k][1], e.loss, tol * e.loss) << name << " loss, iteration " << k;
-      EXPECT_NEAR(rows[k][3], e.gradient_norm, tol * e.gradient_norm) << name << " gradient norm, iteration " << k;
+      if (std::isnan(e.gradient_norm)) {
+        EXPECT_TRUE(std::isnan(rows[k][3]))
+            << name << ": a gradient norm not computed is an empty cell, iteration " << k;
+      } else {
+        EXPECT_NEAR(rows[k][3], e.gradient_norm, tol * e.gradient_norm) << name << " gradient norm, iteration " << k;
+      }
       EXPECT_NEAR(rows[k][4], e.step, tol * std::max(e.step, expected.history[1].step)) << name << " step " << k;
     }
     auto const got = t3_arrays(dir.file("out/model.h5"));
@@ -469,6 +498,46 @@ void resume_adam_from_a_checkpoint_with_text_as_character_codes() {
       "  name: adam\n  max_iterations: 8\n  batch_size: 50\n  eval_every: 3\n  tol_gradient: 0\n  seed: 8\n", 6, true);
 }
 
+/// A run that stopped at max_iterations 6 (checkpoints every 4) is continued with --resume and max_iterations 10:
+/// it goes on from iteration 6, not from the periodic checkpoint of iteration 4, so --log-json holds iterations
+/// 0..10 once each, history.csv's elapsed time never drops, and the model is the uninterrupted 10-iteration one.
+void resume_after_max_iterations_continues_from_the_stop() {
+  ScratchDirectory dir;
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  auto config = [](std::size_t max_iterations) {
+    std::string c =
+        synthetic_config("out", "  name: gradient_descent\n  max_iterations: " + std::to_string(max_iterations) +
+                                    "\n  tol_gradient: 0\n");
+    c.replace(c.find("checkpoint_every: 2"), 19, "checkpoint_every: 4");
+    return c;
+  };
+  write_file(dir.file("a/run.yaml"), config(10));
+  ASSERT_EQ(run_cli("fit " + quoted(dir.file("a/run.yaml")) + " --quiet").exit_code, 0);
+  std::string const json = dir.file("b/log.jsonl");
+  write_file(dir.file("b/run.yaml"), config(6));
+  auto const first = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --quiet --log-json " + quoted(json));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  write_file(dir.file("b/run.yaml"), config(10));
+  auto const resumed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --resume --log-json " + quoted(json));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("(iteration 6)"), std::string::npos) << resumed.output;
+
+  std::istringstream records(read_file(json));
+  std::vector<std::size_t> iterations;
+  std::string line;
+  while (std::getline(records, line)) iterations.push_back(std::strtoul(line.c_str() + 14, nullptr, 10));
+  std::vector<std::size_t> once(11);
+  for (std::size_t k = 0; k < once.size(); ++k) once[k] = k;
+  EXPECT_EQ(iterations, once) << read_file(json);
+
+  auto const rows = history_numbers(dir.file("b/out/history.csv"));
+  ASSERT_EQ(rows.size(), 11u);
+  for (std::size_t k = 1; k < rows.size(); ++k) EXPECT_GE(rows[k][5], rows[k - 1][5]) << "elapsed, iteration " << k;
+  EXPECT_EQ(history_without_time(dir.file("a/out/history.csv")), history_without_time(dir.file("b/out/history.csv")));
+  EXPECT_EQ(t3_arrays(dir.file("a/out/model.h5")), t3_arrays(dir.file("b/out/model.h5")));
+}
+
 void resume_rejects_a_missing_or_foreign_checkpoint() {
   ScratchDirectory dir;
   write_file(dir.file("run.yaml"), synthetic_config("out", "  name: newton_cg\n  max_iterations: 4\n"));
@@ -483,6 +552,19 @@ void resume_rejects_a_missing_or_foreign_checkpoint() {
   auto const foreign = run_cli("fit " + quoted(dir.file("other.yaml")) + " --resume");
   EXPECT_EQ(foreign.exit_code, 2) << foreign.output;
   EXPECT_NE(foreign.output.find("different configuration"), std::string::npos) << foreign.output;
+  // The message names each changed key with both values, on one line; max_iterations may change.
+  other.replace(other.find("max_iterations: 4"), 17, "max_iterations: 9\n  batch_size: 7");
+  other.replace(other.find("name: newton_cg"), 15, "name: mc_sgd");
+  write_file(dir.file("other.yaml"), other);
+  auto const changed = run_cli("fit " + quoted(dir.file("other.yaml")) + " --resume");
+  EXPECT_EQ(changed.exit_code, 2) << changed.output;
+  for (char const* part : {"optimizer.name (newton_cg in the checkpoint, mc_sgd now)",
+                           "optimizer.batch_size (not given in the checkpoint, 7 now)",
+                           "problem.synthetic.seed (11 in the checkpoint, 12 now)"}) {
+    EXPECT_NE(changed.output.find(part), std::string::npos) << part << "\n" << changed.output;
+  }
+  EXPECT_EQ(changed.output.find("optimizer.max_iterations"), std::string::npos) << changed.output;
+  EXPECT_EQ(count_lines(changed.output), 1u) << changed.output;
 }
 
 // ------------------------------------------------------------------------------------------ runtime failure
@@ -863,6 +945,7 @@ TEST(FitDriver, ResumedAdamEqualsUninterruptedBitwise) { resume_adam(); }
 TEST(FitDriver, ResumeReadsCheckpointsWithTextAsCharacterCodes) {
   resume_adam_from_a_checkpoint_with_text_as_character_codes();
 }
+TEST(FitDriver, ResumeAfterMaxIterationsContinuesFromTheStop) { resume_after_max_iterations_continues_from_the_stop(); }
 TEST(FitDriver, ResumeRejectsMissingOrForeignCheckpoint) { resume_rejects_a_missing_or_foreign_checkpoint(); }
 TEST(FitDriver, DivergenceExitsNonzeroAndKeepsLastGoodCheckpoint) { divergence_keeps_the_last_good_checkpoint(); }
 TEST(FitDriver, CliReportsEachValidationErrorClassWithLineColumnAndExit2) { cli_reports_each_validation_error_class(); }

@@ -199,7 +199,7 @@ void chunked_transpose_equals_dense_bitwise() {
     auto pp = probe_stack<C>(fc.big_n, w, 95);
     std::vector<Jets4<C>> r;
     for (std::size_t i = 0; i < d; ++i) r.push_back(random_view(Jets4<C>("r", nt, w, order + 1, fc.big_n[i]), 99 + i));
-    auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r);
+    auto dense = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {true, t3k::ChunkSize::none()});
     auto dense_pp = t3k::probe_derivatives_transpose(space, f, ww, pp, r, {false, t3k::ChunkSize::none()});
     for (std::size_t c : {std::size_t(1), std::size_t(7), b, b + 7, 2 * b, w - 1, w, w + 3}) {
       // Every size below W makes several passes (1, 7 and b: four; 2b: two; W - 1: 3b and a rest).

@@ -1323,15 +1323,15 @@ NB_MODULE(_t3k, m) {
         "The Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t), one\n"
         "(n_stack, W, order + 1, N_i) array per mode. J acts on all variations, gauged or not.");
   m.def("probe_derivatives_transpose", &probe_derivatives_transpose, "frame"_a, "ww"_a, "pp"_a, "residuals"_a,
-        "sum_over_probes"_a = true, "chunk_size"_a.none() = nb::none(),
+        "sum_over_probes"_a = true, "chunk_size"_a.none() = "auto",
         nb::sig("def probe_derivatives_transpose(frame: OrthogonalFrame, ww: typing.Sequence[numpy.typing.ArrayLike], "
                 "pp: typing.Sequence[numpy.typing.ArrayLike], residuals: typing.Sequence[numpy.typing.ArrayLike], "
-                "sum_over_probes: bool = True, chunk_size: int | str | None = None) -> T3Variation"),
+                "sum_over_probes: bool = True, chunk_size: int | str | None = 'auto') -> T3Variation"),
         "J^T: residual jets back-projected into a variation, so that for every v\n"
         "sum(J(v) * r) over probes, modes, orders and entries = sum_i <V_i, V~_i> + <H_i, H~_i>.\n\n"
         "residuals: one (W, K+1, N_i) array per mode, or (n_t, W, K+1, N_i) for a stack of n_t.\n"
         "sum_over_probes: True gives n_t variations (the gradients J^T r); False gives n_t * W, index t * W + s.\n"
-        "chunk_size: probes per pass (None: all at once, 'auto': the memory model's choice, or an integer, rounded\n"
+        "chunk_size: probes per pass ('auto': the memory model's choice, None: all at once, or an integer, rounded\n"
         "down to a multiple of reduction_block_size); every chunk size gives the same result bit for bit.\n"
         "The result is not gauged.");
   m.def("estimate_chunk_size", &estimate_chunk_size, "shape"_a, "tucker_ranks"_a, "tt_ranks"_a, "order"_a, "n_probes"_a,

@@ -183,14 +183,14 @@ def tangent_probe_derivatives(frame: OrthogonalFrame, v: T3Variation, ww: Sequen
     (n_stack, W, order + 1, N_i) array per mode. J acts on all variations, gauged or not.
     """
 
-def probe_derivatives_transpose(frame: OrthogonalFrame, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], residuals: Sequence[numpy.typing.ArrayLike], sum_over_probes: bool = True, chunk_size: int | str | None = None) -> T3Variation:
+def probe_derivatives_transpose(frame: OrthogonalFrame, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], residuals: Sequence[numpy.typing.ArrayLike], sum_over_probes: bool = True, chunk_size: int | str | None = 'auto') -> T3Variation:
     """
     J^T: residual jets back-projected into a variation, so that for every v
     sum(J(v) * r) over probes, modes, orders and entries = sum_i <V_i, V~_i> + <H_i, H~_i>.
 
     residuals: one (W, K+1, N_i) array per mode, or (n_t, W, K+1, N_i) for a stack of n_t.
     sum_over_probes: True gives n_t variations (the gradients J^T r); False gives n_t * W, index t * W + s.
-    chunk_size: probes per pass (None: all at once, 'auto': the memory model's choice, or an integer, rounded
+    chunk_size: probes per pass ('auto': the memory model's choice, None: all at once, or an integer, rounded
     down to a multiple of reduction_block_size); every chunk size gives the same result bit for bit.
     The result is not gauged.
     """

@@ -55,6 +55,7 @@ constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 /// Element type of a computation, for the byte counts of the memory model.
 enum class ScalarType { float32, float64 };
 
+/// Bytes of one entry of `s` (4 or 8).
 inline std::size_t scalar_bytes(ScalarType s) { return s == ScalarType::float32 ? 4 : 8; }
 
 /// Byte counts of one J^T call (docs/math.md).
@@ -163,6 +164,8 @@ inline void check_block_rows(char const* where, std::size_t block_rows) {
 }  // namespace impl
 
 /// The exact memory model of J^T for the given shapes (T3 shapes: frame ranks follow docs/math.md).
+/// \param mode_shapes N_i; \param tucker_ranks n_i; \param tt_ranks r_0..r_d (r_0 = r_d = 1);
+/// \param scalar entry type of the frame and the residuals;
 /// \param order K; \param n_tangent residual stacks per call; \param sum_over_probes as in TransposeOptions;
 /// \param block_rows the reduction block of the space J^T runs on, reduction_block_size_for<ExecutionSpace>() (the
 ///        default is the host backends' block): chunk sizes are rounded to it.

@@ -158,8 +158,13 @@ void t3_probe_jet_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, M
 /// and skips first touching a fresh output, which on Linux hosts costs more than the sweep itself at small ranks
 /// (docs/performance.md).
 ///
+/// \param space execution space the kernels run on
+/// \param x the T3
+/// \param ww, pp probe vectors and directions, one (W, N_i) View per mode
+/// \param order K >= 0
 /// \param z one (W, K+1, N_i) View per mode; must not overlap ww or pp
-/// Other parameters as probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.
+/// \param chunk_size probes per pass, as for probe_derivatives
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the array and mode.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void probe_derivatives_into(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
                             std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp, std::size_t order,
@@ -261,6 +266,7 @@ ProbeJets<Scalar, MemorySpace> probe_derivatives(ExecutionSpace const& space,
                                                  std::size_t order, ChunkSize chunk_size = ChunkSize::automatic()) {
   return probe_derivatives(space, to_ragged(space, x), ww, pp, order, chunk_size);
 }
+/// The uniform form of probes (through its exact ragged image).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 Probes<Scalar, MemorySpace> probes(ExecutionSpace const& space, UniformTuckerTensorTrain<Scalar, MemorySpace> const& x,
                                    std::vector<ProbeView> const& ww) {

@@ -26,11 +26,12 @@ namespace t3k {
 struct TransposeOptions {
   /// true: V~, H~ summed over all probes (the Gauss-Newton gradient J^T r); false: one gradient per probe.
   bool sum_over_probes = true;
-  /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). none: all at once; auto:
-  /// automatic_chunk_size for this call's shapes and space (estimate_chunk_size.hpp); a fixed size is rounded down
-  /// to a multiple of the space's reduction block (reduction_block_size_for: 64 probes on host backends, 2048 on
-  /// device backends; at least one block). Any chunk size gives bitwise the same result.
-  ChunkSize chunk_size = ChunkSize::none();
+  /// Probes per pass of the whole J^T (every stage is applied to one chunk at a time). auto (the default, as for
+  /// probe_derivatives and the optimizers): automatic_chunk_size for this call's shapes and space
+  /// (estimate_chunk_size.hpp); none: all at once; a fixed size is rounded down to a multiple of the space's
+  /// reduction block (reduction_block_size_for: 64 probes on host backends, 2048 on device backends; at least one
+  /// block). Any chunk size gives bitwise the same result.
+  ChunkSize chunk_size = ChunkSize::automatic();
 };
 
 namespace impl {
@@ -247,6 +248,7 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
 ///
 /// For every variation v: sum_s sum_i sum_{k<=K} <J(v)_{s,i}^(k), r_{s,i}^(k)> = sum_i <V_i, V~_i> + <H_i, H~_i>.
 ///
+/// \param space execution space the kernels run on
 /// \param frame orthogonal frame of the base point
 /// \param ww, pp probe vectors and directions, one (W, N_i) View per mode
 /// \param residuals one View per mode, (W, K+1, N_i) for one residual or (n_t, W, K+1, N_i) for a stack of n_t;

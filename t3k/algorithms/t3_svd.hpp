@@ -48,9 +48,9 @@ struct T3SvdResult {
 /// t3_svd of a uniform T3: the same numbers, the truncated T3 in uniform form.
 template <class Scalar, class MemorySpace>
 struct UniformT3SvdResult {
-  UniformTuckerTensorTrain<Scalar, MemorySpace> t3;
-  std::vector<std::vector<Scalar>> tucker_singular_values;
-  std::vector<std::vector<Scalar>> tt_singular_values;
+  UniformTuckerTensorTrain<Scalar, MemorySpace> t3;         ///< the truncated T3
+  std::vector<std::vector<Scalar>> tucker_singular_values;  ///< singular values of each Tucker unfolding, descending
+  std::vector<std::vector<Scalar>> tt_singular_values;      ///< singular values of each TT bond, descending
 };
 
 namespace impl {
@@ -210,6 +210,8 @@ constexpr double default_minimal_rank_rtol() {
 /// X with numerically zero singular values removed: t3_svd without caps and with the relative tolerance `rtol`
 /// (singular values <= rtol sigma_max of each unfolding are dropped). For a T3 written with padded or redundant
 /// ranks this recovers the minimal ranks; the tensor changes only at the level of rtol.
+/// \param space execution space the kernels run on
+/// \param x the T3
 /// \param rtol relative tolerance, default 100 epsilon of Scalar; must be finite and >= 0
 /// **Blocking:** yes. **Throws:** InvalidArgument for a negative or non-finite rtol.
 template <class ExecutionSpace, class Scalar, class MemorySpace>

@@ -15,11 +15,13 @@
 
 namespace t3k {
 
+/// A stack of tangent vectors at one point: the orthogonal frame of the point and a variation stack at it
+/// (docs/math.md, the tangent space).
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class T3Tangent {
  public:
-  using frame_type = OrthogonalFrame<Scalar, MemorySpace>;
-  using variation_type = T3Variation<Scalar, MemorySpace>;
+  using frame_type = OrthogonalFrame<Scalar, MemorySpace>;  ///< the frame of the point
+  using variation_type = T3Variation<Scalar, MemorySpace>;  ///< the variation stack at the frame
 
   T3Tangent() = default;
   /// **Throws:** DimensionMismatch when the variation does not fit the frame.
@@ -43,15 +45,16 @@ class T3Tangent {
     return T3Tangent(frame, v);
   }
 
-  frame_type const& frame() const { return frame_; }
-  variation_type const& variation() const { return variation_; }
-  std::size_t n_tangent() const { return variation_.n_stack(); }
+  frame_type const& frame() const { return frame_; }              ///< the frame of the point
+  variation_type const& variation() const { return variation_; }  ///< the variation stack
+  std::size_t n_tangent() const { return variation_.n_stack(); }  ///< tangents in the stack
 
   /// this += alpha * other (same frame). **Blocking:** no.
   template <class ExecutionSpace>
   void axpy(ExecutionSpace const& space, Scalar alpha, T3Tangent const& other) {
     axpy_variation(space, alpha, other.variation_, variation_);
   }
+  /// this *= alpha. **Blocking:** no.
   template <class ExecutionSpace>
   void scale(ExecutionSpace const& space, Scalar alpha) {
     scale_variation(space, alpha, variation_);

@@ -256,8 +256,14 @@ void tangent_probe_jet_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar
 /// overwritten with the probe jets of the tangent tensors T(v_t). The same bits as tangent_probe_derivatives,
 /// without allocating the output (see probe_derivatives_into for why it matters).
 ///
+/// \param space execution space the kernels run on
+/// \param frame orthogonal frame of the base point
+/// \param v stack of n_tangent variations at the frame
+/// \param ww, pp probe vectors and directions, one (W, N_i) View per mode
+/// \param order K >= 0
 /// \param z one (n_tangent, W, K+1, N_i) View per mode; must not overlap ww or pp
-/// Other parameters as tangent_probe_derivatives. **Blocking:** no. **Throws:** DimensionMismatch naming the array,
+/// \param chunk_size probes per pass, as for tangent_probe_derivatives
+/// **Blocking:** no. **Throws:** DimensionMismatch naming the array,
 /// the mode and both shapes.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void tangent_probe_derivatives_into(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
@@ -288,6 +294,7 @@ void tangent_probe_derivatives_into(ExecutionSpace const& space, OrthogonalFrame
 /// The forward Jacobian J applied to a stack of variations: the probe jets of the tangent tensors T(v_t)
 /// (docs/math.md), one View (n_tangent, W, K+1, N_i) per mode; orders >= d are zero.
 ///
+/// \param space execution space the kernels run on
 /// \param frame orthogonal frame of the base point
 /// \param v stack of n_tangent variations at the frame (ungauged variations are fine: J acts on all entries)
 /// \param ww, pp probe vectors and directions, one (W, N_i) View per mode (subviews and const Views are fine)

@@ -124,6 +124,7 @@ Kokkos::View<Scalar*, MemorySpace> t3_entries(ExecutionSpace const& space,
   return values;
 }
 
+/// The uniform form of to_dense (through its exact ragged image).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 Kokkos::View<Scalar*, MemorySpace> to_dense(ExecutionSpace const& space,
                                             UniformTuckerTensorTrain<Scalar, MemorySpace> const& x) {

@@ -294,6 +294,7 @@ void copy_variation(ExecutionSpace const& space, T3Variation<Scalar, MemorySpace
 }
 
 /// y <- y + alpha x on every entry of every stack entry (y is modified in place through its Views).
+/// \param space execution space the kernel runs on
 /// \param alpha scalar factor
 /// \param x variation stack read
 /// \param y variation stack updated; same shapes as x
@@ -326,6 +327,8 @@ void scale_variation(ExecutionSpace const& space, Scalar alpha, T3Variation<Scal
 
 /// Corewise Euclidean inner product of stack entry t of x and y: sum_i <V_i, V'_i> + <H_i, H'_i> over all entries
 /// (docs/math.md). For gauged variations it equals <T(x_t), T(y_t)>_F.
+/// \param space execution space the reduction runs on
+/// \param x, y variation stacks of the same shapes
 /// \param t stack index (default 0)
 /// \return the inner product
 /// **Blocking:** yes (fences `space`). **Throws:** DimensionMismatch when the shapes differ, InvalidArgument when

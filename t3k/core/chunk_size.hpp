@@ -40,12 +40,16 @@ constexpr std::size_t summed_block_partials(std::size_t rows, std::size_t block_
   return block_rows == device_reduction_block_size ? (rows + block_rows - 1) / block_rows : 0;
 }
 
+/// How many probes a chunked operation (J^T, J, probe jets) handles per pass: all at once (none), a fixed
+/// number, or automatic (the memory model's choice for the call's shapes and space, estimate_chunk_size.hpp).
 class ChunkSize {
  public:
+  /// Which of the three a ChunkSize is.
   enum class Kind { none, fixed, automatic };
 
   /// All probes in one pass (the default).
   ChunkSize() = default;
+  /// All probes in one pass.
   static ChunkSize none() { return ChunkSize(); }
   /// `rows` probes at a time, rounded down to a multiple of the space's reduction block (reduction_block_size_for:
   /// 64 on host backends, 2048 on device backends; at least one block) when a call uses it. **Throws:** InvalidArgument
@@ -57,6 +61,7 @@ class ChunkSize {
     c.rows_ = rows;
     return c;
   }
+  /// The memory model's choice for each call (automatic_chunk_size).
   static ChunkSize automatic() {
     ChunkSize c;
     c.kind_ = Kind::automatic;
@@ -79,8 +84,9 @@ class ChunkSize {
     return of(std::size_t(value));
   }
 
-  Kind kind() const { return kind_; }
-  std::size_t rows() const { return rows_; }
+  Kind kind() const { return kind_; }         ///< none, fixed or automatic
+  std::size_t rows() const { return rows_; }  ///< the fixed size (0 unless fixed)
+  /// "none", "auto" or the number, as parse reads it.
   std::string to_string() const {
     return kind_ == Kind::none ? "none" : kind_ == Kind::automatic ? "auto" : std::to_string(rows_);
   }

@@ -31,9 +31,9 @@ namespace t3k {
 
 /// This rank's contiguous rows [begin, end) of a probe set sharded across ranks.
 struct ShardRange {
-  std::size_t begin = 0;
-  std::size_t end = 0;
-  std::size_t size() const { return end - begin; }
+  std::size_t begin = 0;                            ///< first row
+  std::size_t end = 0;                              ///< one past the last row
+  std::size_t size() const { return end - begin; }  ///< rows held
 };
 
 /// Rows [begin, end) of rank `rank_index` out of `n_ranks` for `n_global` probes: contiguous shards in rank order,
@@ -143,6 +143,7 @@ class Communicator {
   T allreduce_min(T value) const {
     return extremum(value, false);
   }
+  /// \copydoc allreduce_min
   template <class T>
   T allreduce_max(T value) const {
     return extremum(value, true);

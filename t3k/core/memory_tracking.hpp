@@ -54,6 +54,7 @@ class AllocationTracker {
   /// Bytes alive now in the memory space named `space_name` (e.g. Kokkos::HostSpace::name()), counted since the
   /// tracker was created (allocations made before it are not seen; their release is ignored).
   std::int64_t current(std::string const& space_name) const { return lookup(state().current, space_name); }
+  /// The most bytes alive at once in that memory space since the tracker was created (or reset_peak was called).
   std::int64_t peak(std::string const& space_name) const { return lookup(state().peak, space_name); }
   /// Number of allocations made in that memory space since the tracker was created (or reset_peak was called
   /// last): what tests use to show that a loop over chunks or iterations allocates nothing per pass.

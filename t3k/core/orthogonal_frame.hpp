@@ -19,10 +19,10 @@ namespace t3k {
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class OrthogonalFrame {
  public:
-  using scalar_type = Scalar;
-  using memory_space = MemorySpace;
-  using matrix_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
-  using core_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
+  using scalar_type = Scalar;                                                    ///< float or double
+  using memory_space = MemorySpace;                                              ///< where the cores live
+  using matrix_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;  ///< U_i and S_i
+  using core_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;   ///< L_i, R_i and O_i
 
   OrthogonalFrame() = default;
 
@@ -37,16 +37,16 @@ class OrthogonalFrame {
     validate();
   }
 
-  std::size_t n_modes() const { return up_tucker_.size(); }
-  matrix_type const& up_tucker(std::size_t i) const { return up_tucker_[i]; }
-  core_type const& left_tt(std::size_t i) const { return left_tt_[i]; }
-  core_type const& right_tt(std::size_t i) const { return right_tt_[i]; }
-  core_type const& outer_tt(std::size_t i) const { return outer_tt_[i]; }
+  std::size_t n_modes() const { return up_tucker_.size(); }                    ///< d
+  matrix_type const& up_tucker(std::size_t i) const { return up_tucker_[i]; }  ///< U_i
+  core_type const& left_tt(std::size_t i) const { return left_tt_[i]; }        ///< L_i
+  core_type const& right_tt(std::size_t i) const { return right_tt_[i]; }      ///< R_i
+  core_type const& outer_tt(std::size_t i) const { return outer_tt_[i]; }      ///< O_i
   /// S_i; only when has_centre().
   matrix_type const& centre_tucker(std::size_t i) const { return centre_tucker_[i]; }
-  bool has_centre() const { return !centre_tucker_.empty(); }
+  bool has_centre() const { return !centre_tucker_.empty(); }  ///< whether the centre factors S_i are known
 
-  std::vector<std::size_t> mode_shapes() const { return extents_of(up_tucker_, 1); }
+  std::vector<std::size_t> mode_shapes() const { return extents_of(up_tucker_, 1); }  ///< N_0..N_{d-1}
   /// nU_i.
   std::vector<std::size_t> up_ranks() const { return extents_of(up_tucker_, 0); }
   /// nO_i.

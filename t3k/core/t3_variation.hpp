@@ -17,15 +17,15 @@ namespace t3k {
 /// V_i (stack, nO_i, N_i) and H_i (stack, rL_i, nU_i, rR_{i+1}) for i = 0..d-1.
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct T3Variation {
-  using scalar_type = Scalar;
-  using memory_space = MemorySpace;
-  using tucker_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
-  using tt_type = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace>;
+  using scalar_type = Scalar;                                                     ///< float or double
+  using memory_space = MemorySpace;                                               ///< where the cores live
+  using tucker_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;  ///< V_i (stack, nO_i, N_i)
+  using tt_type = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace>;     ///< H_i (stack, rL_i, nU_i, rR_{i+1})
 
-  std::vector<tucker_type> tucker;
-  std::vector<tt_type> tt;
+  std::vector<tucker_type> tucker;  ///< V_0..V_{d-1}
+  std::vector<tt_type> tt;          ///< H_0..H_{d-1}
 
-  std::size_t n_modes() const { return tt.size(); }
+  std::size_t n_modes() const { return tt.size(); }  ///< d
   /// Length of the leading (stack) axis.
   std::size_t n_stack() const { return tt.empty() ? 0 : tt[0].extent(0); }
 };

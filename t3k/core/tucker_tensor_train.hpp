@@ -25,10 +25,10 @@ class TuckerTensorTrain {
                 "t3k::TuckerTensorTrain: MemorySpace must be a Kokkos memory space");
 
  public:
-  using scalar_type = Scalar;
-  using memory_space = MemorySpace;
-  using tucker_core_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
-  using tt_core_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
+  using scalar_type = Scalar;                                                         ///< float or double
+  using memory_space = MemorySpace;                                                   ///< where the cores live
+  using tucker_core_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;  ///< U_i (n_i, N_i)
+  using tt_core_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;     ///< G_i (r_i, n_i, r_{i+1})
 
   TuckerTensorTrain() = default;
 
@@ -44,10 +44,10 @@ class TuckerTensorTrain {
 
   /// Number of modes d.
   std::size_t n_modes() const { return tt_cores_.size(); }
-  tucker_core_type const& tucker_core(std::size_t i) const { return tucker_cores_[i]; }
-  tt_core_type const& tt_core(std::size_t i) const { return tt_cores_[i]; }
-  std::vector<tucker_core_type> const& tucker_cores() const { return tucker_cores_; }
-  std::vector<tt_core_type> const& tt_cores() const { return tt_cores_; }
+  tucker_core_type const& tucker_core(std::size_t i) const { return tucker_cores_[i]; }  ///< U_i
+  tt_core_type const& tt_core(std::size_t i) const { return tt_cores_[i]; }              ///< G_i
+  std::vector<tucker_core_type> const& tucker_cores() const { return tucker_cores_; }    ///< U_0..U_{d-1}
+  std::vector<tt_core_type> const& tt_cores() const { return tt_cores_; }                ///< G_0..G_{d-1}
 
   /// N_0..N_{d-1}.
   std::vector<std::size_t> mode_shapes() const {

@@ -14,15 +14,16 @@ namespace t3k {
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class UniformTuckerTensorTrain {
  public:
-  using scalar_type = Scalar;
-  using memory_space = MemorySpace;
-  using tucker_supercore_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
-  using tt_supercore_type = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace>;
+  using scalar_type = Scalar;                                                               ///< float or double
+  using memory_space = MemorySpace;                                                         ///< where the cores live
+  using tucker_supercore_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;  ///< (d, n_max, N_max)
+  using tt_supercore_type = Kokkos::View<Scalar****, Kokkos::LayoutRight, MemorySpace>;  ///< (d, r_max, n_max, r_max)
 
   UniformTuckerTensorTrain() = default;
 
   /// \param tucker_supercore (d, n_max, N_max)   \param tt_supercore (d, r_max, n_max, r_max)
-  /// \param mode_shapes, tucker_ranks (d entries), tt_ranks (d + 1 entries): the live extents (the masks).
+  /// \param mode_shapes, tucker_ranks the live extents N_i and n_i (d entries each)
+  /// \param tt_ranks the live extents r_0..r_d (d + 1 entries)
   /// **Throws:** InvalidArgument / DimensionMismatch when an extent exceeds the supercore or the lists disagree.
   UniformTuckerTensorTrain(tucker_supercore_type tucker_supercore, tt_supercore_type tt_supercore,
                            std::vector<std::size_t> mode_shapes, std::vector<std::size_t> tucker_ranks,
@@ -52,12 +53,14 @@ class UniformTuckerTensorTrain {
     }
   }
 
-  std::size_t n_modes() const { return mode_shapes_.size(); }
-  tucker_supercore_type const& tucker_supercore() const { return tucker_supercore_; }
-  tt_supercore_type const& tt_supercore() const { return tt_supercore_; }
-  std::vector<std::size_t> const& mode_shapes() const { return mode_shapes_; }
-  std::vector<std::size_t> const& tucker_ranks() const { return tucker_ranks_; }
-  std::vector<std::size_t> const& tt_ranks() const { return tt_ranks_; }
+  std::size_t n_modes() const { return mode_shapes_.size(); }  ///< d
+  tucker_supercore_type const& tucker_supercore() const {
+    return tucker_supercore_;
+  }                                                                        ///< the stacked Tucker cores, zero-padded
+  tt_supercore_type const& tt_supercore() const { return tt_supercore_; }  ///< the stacked TT cores, zero-padded
+  std::vector<std::size_t> const& mode_shapes() const { return mode_shapes_; }    ///< N_0..N_{d-1}
+  std::vector<std::size_t> const& tucker_ranks() const { return tucker_ranks_; }  ///< n_0..n_{d-1}
+  std::vector<std::size_t> const& tt_ranks() const { return tt_ranks_; }          ///< r_0..r_d
 
  private:
   tucker_supercore_type tucker_supercore_;

@@ -40,13 +40,13 @@ class FileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-using HostSpace = Kokkos::HostSpace;
-using Matrix = Kokkos::View<double**, Kokkos::LayoutRight, HostSpace>;
-using Array3 = Kokkos::View<double***, Kokkos::LayoutRight, HostSpace>;
-using Array4 = Kokkos::View<double****, Kokkos::LayoutRight, HostSpace>;
-using HostT3 = TuckerTensorTrain<double, HostSpace>;
-using HostFrame = OrthogonalFrame<double, HostSpace>;
-using HostVariation = T3Variation<double, HostSpace>;
+using HostSpace = Kokkos::HostSpace;                                      ///< where everything read or written lives
+using Matrix = Kokkos::View<double**, Kokkos::LayoutRight, HostSpace>;    ///< a rank-2 array (probes, Tucker cores)
+using Array3 = Kokkos::View<double***, Kokkos::LayoutRight, HostSpace>;   ///< a rank-3 array (jets, TT cores)
+using Array4 = Kokkos::View<double****, Kokkos::LayoutRight, HostSpace>;  ///< a rank-4 array (stacks)
+using HostT3 = TuckerTensorTrain<double, HostSpace>;                      ///< a T3 on the host
+using HostFrame = OrthogonalFrame<double, HostSpace>;                     ///< an orthogonal frame on the host
+using HostVariation = T3Variation<double, HostSpace>;                     ///< a variation stack on the host
 /// One (W, K+1, N_i) array per mode: probe jets, tangent jets (J v) or residual jets.
 using JetStack = std::vector<Array3>;
 
@@ -54,13 +54,14 @@ using JetStack = std::vector<Array3>;
 /// holds the same arrays; the file still stores one array per mode). A shard of a sharded run holds rows
 /// [first_row, first_row + n_probes()) of the file's file_rows rows.
 struct ProbeSet {
-  std::vector<Matrix> w, p;
+  std::vector<Matrix> w;  ///< probe vectors w_i, one (W, N_i) per mode
+  std::vector<Matrix> p;  ///< probe directions p_i, one (W, N_i) per mode
   /// The order attribute of /probes; empty when the file has none.
   std::optional<std::size_t> order;
-  bool symmetric = false;
+  bool symmetric = false;     ///< the symmetric attribute of /probes
   std::size_t first_row = 0;  ///< index in the file of the first row held
   std::size_t file_rows = 0;  ///< W of the file; 0 when unknown (a probe set built in memory): n_probes()
-  std::size_t n_modes() const { return w.size(); }
+  std::size_t n_modes() const { return w.size(); }  ///< d
   /// Rows held.
   std::size_t n_probes() const { return w.empty() ? 0 : w[0].extent(0); }
   /// Rows of the whole probe set (the file's W).
@@ -73,7 +74,9 @@ using RowSelector = std::function<ShardRange(std::size_t n_rows)>;
 
 /// Root attributes d, W, K (int64 in the file); absent ones are empty.
 struct RootAttributes {
-  std::optional<std::int64_t> d, w, k;
+  std::optional<std::int64_t> d;  ///< number of modes
+  std::optional<std::int64_t> w;  ///< number of probes W
+  std::optional<std::int64_t> k;  ///< jet order K
 };
 
 /// Extent placeholder in expected shapes: take it from the file (and fix it from then on).
@@ -94,7 +97,7 @@ class Reader {
   Reader(Reader const&) = delete;
   Reader& operator=(Reader const&) = delete;
 
-  std::string const& path() const { return path_; }
+  std::string const& path() const { return path_; }  ///< the file as opened
   /// Whether the group or dataset at the absolute `object` path ("/probes/w/0") exists.
   bool exists(std::string const& object) const;
   /// Number of members of a group (the d of "/t3/tucker_cores"). **Throws:** FileError when it is missing.
@@ -112,27 +115,29 @@ class Reader {
   std::string read_text(std::string const& dataset) const;
   /// Rank-2/3/4 datasets checked against `expected` (entries may be any_extent).
   Matrix read_matrix(std::string const& dataset, std::vector<std::size_t> const& expected) const;
+  /// \copydoc read_matrix
   Array3 read_array3(std::string const& dataset, std::vector<std::size_t> const& expected) const;
+  /// \copydoc read_matrix
   Array4 read_array4(std::string const& dataset, std::vector<std::size_t> const& expected) const;
 
-  /// /t3/tucker_cores/<i> (n_i, N_i) and /t3/tt_cores/<i> (r_i, n_i, r_{i+1}); d from /t3/tucker_cores.
+  /// /t3/tucker_cores/\<i\> (n_i, N_i) and /t3/tt_cores/\<i\> (r_i, n_i, r_{i+1}); d from /t3/tucker_cores.
   HostT3 read_t3() const;
-  /// /frame/up_tucker|left_tt|right_tt|outer_tt/<i> (docs/math.md, the orthogonal frame), without centre
+  /// /frame/up_tucker|left_tt|right_tt|outer_tt/\<i\> (docs/math.md, the orthogonal frame), without centre
   /// factors.
   HostFrame read_frame() const;
-  /// /variation/tucker/<i> (nO_i, N_i) and /variation/tt/<i> (rL_i, nU_i, rR_{i+1}) as a stack of length 1.
+  /// /variation/tucker/\<i\> (nO_i, N_i) and /variation/tt/\<i\> (rL_i, nU_i, rR_{i+1}) as a stack of length 1.
   HostVariation read_variation(HostFrame const& frame) const;
-  /// /probes/w/<i>, /probes/p/<i> (W, N_i) and the attributes order and symmetric of /probes. `mode_shapes` (the
+  /// /probes/w/\<i\>, /probes/p/\<i\> (W, N_i) and the attributes order and symmetric of /probes. `mode_shapes` (the
   /// N_i of the T3 or frame they go with) fixes d and the N_i; when empty both come from the file.
   ProbeSet read_probes(std::vector<std::size_t> const& mode_shapes = {}) const;
   /// Only the rows `select_rows(W)` of every /probes array, read as hyperslabs (a shard never reads the other
   /// shards' rows); every array's full shape is still checked. **Throws:** also FileError for rows beyond W.
   ProbeSet read_probes(std::vector<std::size_t> const& mode_shapes, RowSelector const& select_rows) const;
-  /// `group`/<i> of shape (W, K+1, N_i) for i < mode_shapes.size(); W and K+1 may be any_extent (then taken from
+  /// `group`/\<i\> of shape (W, K+1, N_i) for i < mode_shapes.size(); W and K+1 may be any_extent (then taken from
   /// `group`/0). `mode_shapes` empty: d from the group and N_i from the file.
   JetStack read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes = {},
                      std::size_t n_probes = any_extent, std::size_t n_orders = any_extent) const;
-  /// Only `rows` of every `group`/<i> (hyperslabs), after checking the full shape (W, K+1, N_i); W is required.
+  /// Only `rows` of every `group`/\<i\> (hyperslabs), after checking the full shape (W, K+1, N_i); W is required.
   /// **Throws:** also InvalidArgument for n_probes = any_extent.
   JetStack read_jets(std::string const& group, std::vector<std::size_t> const& mode_shapes, std::size_t n_probes,
                      std::size_t n_orders, ShardRange const& rows) const;
@@ -142,6 +147,7 @@ class Reader {
                                 std::vector<std::size_t>& shape) const;
   /// /grad (stack 1, stored without a stack axis) or, with `per_probe`, /grad_per_probe (stack W, stored with it).
   HostVariation read_gradient(HostFrame const& frame, bool per_probe) const;
+  /// The root attributes d, W, K (each empty when absent).
   RootAttributes read_root_attributes() const;
 
  private:
@@ -165,11 +171,12 @@ class Writer {
   Writer(Writer const&) = delete;
   Writer& operator=(Writer const&) = delete;
 
-  std::string const& path() const { return path_; }
-  std::string const& temporary_path() const { return temporary_path_; }
+  std::string const& path() const { return path_; }                      ///< the file `commit()` renames onto
+  std::string const& temporary_path() const { return temporary_path_; }  ///< the file written until `commit()`
 
   /// A float64 dataset of rank 1-4 from a flat row-major buffer; intermediate groups are created.
   void write_raw(std::string const& dataset, std::vector<std::size_t> const& shape, double const* data);
+  /// A float64 dataset of a host View's extents and entries (rank 1-4, any layout); intermediate groups are created.
   template <class View>
   void write_view(std::string const& dataset, View const& view);
   /// A scalar dataset of one fixed-length UTF-8 string; intermediate groups are created.
@@ -180,15 +187,19 @@ class Writer {
   /// Rows [first_row, first_row + n_rows) of a dataset made by create_dataset, from a row-major buffer.
   void write_rows(std::string const& dataset, std::size_t first_row, std::size_t n_rows, double const* data);
 
+  /// /t3/tucker_cores/\<i\> and /t3/tt_cores/\<i\> (the model.h5 layout, docs/file-format.md).
   void write_t3(HostT3 const& x);
+  /// /frame/up_tucker|left_tt|right_tt|outer_tt/\<i\>.
   void write_frame(HostFrame const& frame);
   /// /variation: the stack must have length 1 (stored without the stack axis).
   void write_variation(HostVariation const& v);
+  /// /probes/w/\<i\>, /probes/p/\<i\> and the attributes order and symmetric of /probes.
   void write_probes(ProbeSet const& probes);
-  /// `group`/<i> = jets[i].
+  /// `group`/\<i\> = jets[i].
   void write_jets(std::string const& group, JetStack const& jets);
   /// /grad (stack length 1, stored without the stack axis) or, with `per_probe`, /grad_per_probe (stack axis W).
   void write_gradient(HostVariation const& v, bool per_probe);
+  /// The root attributes d, W, K that are set.
   void write_root_attributes(RootAttributes const& attributes);
 
   /// Closes the file and renames it onto `path`. **Throws:** FileError when flushing or renaming fails (the

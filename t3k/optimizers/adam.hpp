@@ -9,6 +9,7 @@
 #include "t3k/optimizers/optimizer_common.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace t3k {
@@ -91,7 +92,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     copy_variation(space, resume->moment, m);
     second = resume->second_moments;
     sampler.restore(resume->sampler_state);
-    result.history = resume->history;
+    session.resume_history(resume->history);
     first = resume->iteration + 1;
   } else {
     alpha = options.alpha_rel * double(t3k::norm(space, x0)) / std::sqrt(double(entries));
@@ -101,8 +102,17 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     } else {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
-    keeper.record(0, full_loss, 0, 0);
+    keeper.record(0, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
+  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
+  auto const make_checkpoint = [&](std::size_t it) {
+    auto c = impl::begin_checkpoint("adam", it, x, result.history);
+    c.scalars = {{"alpha", alpha}, {"full_loss", full_loss}, {"g0", g0}};
+    c.sampler_state = sampler.save();
+    c.moment = copy_variation(space, m);
+    c.second_moments = second;
+    return c;
+  };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     auto batch = full ? std::vector<std::size_t>() : sampler.next();
@@ -153,14 +163,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
       }
     }
     auto const& rec = keeper.record(it, full_loss, gnorm, step, scale * eval.loss);
-    if (impl::checkpoint_due(checkpoint, it)) {
-      auto c = impl::begin_checkpoint("adam", it, x, result.history);
-      c.scalars = {{"alpha", alpha}, {"full_loss", full_loss}, {"g0", g0}};
-      c.sampler_state = sampler.save();
-      c.moment = copy_variation(space, m);
-      c.second_moments = second;
-      checkpoint.write(c);
-    }
+    checkpoints.periodic(it, make_checkpoint);
     if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
       result.reason = "non-finite loss";
       break;
@@ -172,6 +175,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
       break;
     }
   }
+  checkpoints.at_stop(result.history, make_checkpoint);
   result.x = x;
   return std::move(result);
 }

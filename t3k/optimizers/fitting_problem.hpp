@@ -31,12 +31,13 @@ namespace t3k {
 /// make_planted_problem(space, comm, ...) or by reading this rank's rows, Communicator::shard_range).
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct FittingProblem {
-  using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
-  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;
-  std::vector<probe_type> ww, pp;
-  std::vector<jet_type> targets;
-  Kokkos::View<Scalar*, MemorySpace> weights;
-  std::size_t order = 0;
+  using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;  ///< ww[i], pp[i]: (W, N_i)
+  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;   ///< targets[i]: (W, K+1, N_i)
+  std::vector<probe_type> ww;                                                   ///< probe vectors w_i, one per mode
+  std::vector<probe_type> pp;                                                   ///< probe directions p_i, one per mode
+  std::vector<jet_type> targets;                                                ///< target jets y_i, one per mode
+  Kokkos::View<Scalar*, MemorySpace> weights;                                   ///< c_s per probe; empty: all ones
+  std::size_t order = 0;                                                        ///< the jet order K
   Communicator comm;              ///< ranks sharing the probe set (default: this process alone)
   std::size_t global_offset = 0;  ///< index of this rank's first row in the whole probe set
   std::size_t global_probes = 0;  ///< W of all ranks together; 0 means n_probes() (an unsharded problem)
@@ -45,7 +46,7 @@ struct FittingProblem {
   std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
   /// Rows of all ranks together.
   std::size_t n_global_probes() const { return global_probes != 0 ? global_probes : n_probes(); }
-  std::size_t n_modes() const { return ww.size(); }
+  std::size_t n_modes() const { return ww.size(); }  ///< d
 };
 
 namespace impl {

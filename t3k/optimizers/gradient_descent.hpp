@@ -33,13 +33,19 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   if (resume) {
     x0_norm = impl::checkpoint_scalar(*resume, "x0_norm");
     g0 = impl::checkpoint_scalar(*resume, "g0");
-    result.history = resume->history;
+    session.resume_history(resume->history);
     first = resume->iteration + 1;
   } else {
     x0_norm = double(t3k::norm(space, x0));
     g0 = gnorm;
     keeper.record(0, point.eval.loss, gnorm, 0);
   }
+  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
+  auto const make_checkpoint = [&](std::size_t it) {
+    auto c = impl::begin_checkpoint("gradient_descent", it, point.x, result.history);
+    c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}};
+    return c;
+  };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (gnorm == 0) {
@@ -79,16 +85,13 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
     auto const& rec = keeper.record(it, point.eval.loss, gnorm, step);
-    if (impl::checkpoint_due(checkpoint, it)) {
-      auto c = impl::begin_checkpoint("gradient_descent", it, point.x, result.history);
-      c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}};
-      checkpoint.write(c);
-    }
+    checkpoints.periodic(it, make_checkpoint);
     if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
       result.converged = std::isfinite(rec.loss);
       break;
     }
   }
+  checkpoints.at_stop(result.history, make_checkpoint);
   result.x = point.x;
   return std::move(result);
 }

@@ -6,6 +6,7 @@
 #include "t3k/optimizers/optimizer_common.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace t3k {
 
@@ -76,7 +77,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     alpha0 = impl::checkpoint_scalar(*resume, "alpha0");
     g0 = impl::checkpoint_scalar(*resume, "g0");
     sampler.restore(resume->sampler_state);
-    result.history = resume->history;
+    session.resume_history(resume->history);
     first = resume->iteration + 1;
   } else {
     full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
@@ -91,8 +92,15 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       }
       alpha0 = lambda > 0 ? options.step_safety / lambda : 1.0;
     }
-    keeper.record(0, full_loss, 0, 0);
+    keeper.record(0, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
+  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
+  auto const make_checkpoint = [&](std::size_t it) {
+    auto c = impl::begin_checkpoint("mc_sgd", it, x, result.history);
+    c.scalars = {{"full_loss", full_loss}, {"alpha0", alpha0}, {"g0", g0}};
+    c.sampler_state = sampler.save();
+    return c;
+  };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     auto batch = sampler.next();
@@ -112,12 +120,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
     auto const& rec = keeper.record(it, full_loss, gnorm, alpha * gnorm, scale * eval.loss);
-    if (impl::checkpoint_due(checkpoint, it)) {
-      auto c = impl::begin_checkpoint("mc_sgd", it, x, result.history);
-      c.scalars = {{"full_loss", full_loss}, {"alpha0", alpha0}, {"g0", g0}};
-      c.sampler_state = sampler.save();
-      checkpoint.write(c);
-    }
+    checkpoints.periodic(it, make_checkpoint);
     if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
       result.reason = "non-finite loss";
       break;
@@ -129,6 +132,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       break;
     }
   }
+  checkpoints.at_stop(result.history, make_checkpoint);
   result.x = x;
   return std::move(result);
 }

@@ -13,6 +13,8 @@
 
 namespace t3k {
 
+/// Draws minibatches of probe indices without replacement within an epoch (a fresh permutation per epoch, from
+/// a seeded generator); its state can be saved and restored, so a resumed fit draws the same batches.
 class MinibatchSampler {
  public:
   /// **Throws:** InvalidArgument for batch_size 0 or n_probes 0.
@@ -33,7 +35,7 @@ class MinibatchSampler {
     std::sort(batch.begin(), batch.end());
     return batch;
   }
-  std::size_t batch_size() const { return batch_; }
+  std::size_t batch_size() const { return batch_; }  ///< probes per batch (the last of an epoch may hold fewer)
 
   /// Everything needed to continue the same sequence of batches: generator, position, current permutation.
   std::vector<std::uint64_t> save() const {

@@ -36,7 +36,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     x0_norm = impl::checkpoint_scalar(*resume, "x0_norm");
     g0 = impl::checkpoint_scalar(*resume, "g0");
     lambda = impl::checkpoint_scalar(*resume, "lambda");
-    result.history = resume->history;
+    session.resume_history(resume->history);
     first = resume->iteration + 1;
   } else {
     x0_norm = double(t3k::norm(space, x0));
@@ -47,6 +47,12 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
       lambda = options.lambda_rel * double(variation_dot(space, g, gg)) / (gnorm * gnorm);
     }
   }
+  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
+  auto const make_checkpoint = [&](std::size_t it) {
+    auto c = impl::begin_checkpoint("newton_cg", it, point.x, result.history);
+    c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}, {"lambda", lambda}};
+    return c;
+  };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (gnorm == 0) {
@@ -116,16 +122,13 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
     auto const& rec = keeper.record(it, point.eval.loss, gnorm, step);
-    if (impl::checkpoint_due(checkpoint, it)) {
-      auto c = impl::begin_checkpoint("newton_cg", it, point.x, result.history);
-      c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}, {"lambda", lambda}};
-      checkpoint.write(c);
-    }
+    checkpoints.periodic(it, make_checkpoint);
     if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
       result.converged = std::isfinite(rec.loss);
       break;
     }
   }
+  checkpoints.at_stop(result.history, make_checkpoint);
   result.x = point.x;
   return std::move(result);
 }

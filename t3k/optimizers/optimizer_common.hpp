@@ -23,13 +23,15 @@ namespace t3k {
 
 /// One line of the fit history (the callback receives it after every iteration, iteration 0 being x0).
 struct IterationRecord {
-  std::size_t iteration = 0;
+  std::size_t iteration = 0;     ///< 0 is the starting point
   double loss = 0;               ///< full loss (minibatch optimizers: the last full evaluation)
   double relative_residual = 0;  ///< sqrt(loss / loss of X = 0)
-  double gradient_norm = 0;      ///< corewise norm of the (minibatch) Riemannian gradient
-  double step = 0;               ///< corewise norm of the accepted step variation
-  double elapsed_seconds = 0;
-  std::size_t chunk_size = 0;                                        ///< probes per J^T pass actually used
+  /// Corewise norm of the (minibatch) Riemannian gradient; NaN where it was not computed (iteration 0 of mc_sgd and
+  /// adam, whose first gradient is that of the first minibatch).
+  double gradient_norm = 0;
+  double step = 0;             ///< corewise norm of the accepted step variation
+  double elapsed_seconds = 0;  ///< wall time since the fit started (continued across a resume)
+  std::size_t chunk_size = 0;  ///< probes per J^T pass actually used
   double minibatch_loss = std::numeric_limits<double>::quiet_NaN();  ///< minibatch optimizers only
 };
 
@@ -51,6 +53,7 @@ struct OptimizerCheckpoint {
 template <class Scalar, class MemorySpace>
 struct CheckpointControl {
   std::size_t every = 0;  ///< call `write` after every this many iterations (0: never)
+  /// Receives the checkpoints: after every `every`-th iteration and at the iteration where the run stops.
   std::function<void(OptimizerCheckpoint<Scalar, MemorySpace> const&)> write;
   OptimizerCheckpoint<Scalar, MemorySpace> const* resume_from = nullptr;  ///< continue this run instead of x0
 };
@@ -58,9 +61,9 @@ struct CheckpointControl {
 /// The outcome of a fit.
 template <class Scalar, class MemorySpace>
 struct FitResult {
-  TuckerTensorTrain<Scalar, MemorySpace> x;
-  std::vector<IterationRecord> history;
-  bool converged = false;
+  TuckerTensorTrain<Scalar, MemorySpace> x;  ///< the last point
+  std::vector<IterationRecord> history;      ///< one record per iteration, from 0
+  bool converged = false;          ///< stopped by a tolerance or at rounding level (not by max_iterations or a failure)
   std::string reason;              ///< why it stopped
   std::size_t chunk_size = 0;      ///< probes per J^T pass used throughout
   std::vector<std::string> notes;  ///< e.g. rank clipping at x0
@@ -177,6 +180,15 @@ struct FitSession {
   }
   FitSession(FitSession const&) = delete;
   FitSession& operator=(FitSession const&) = delete;
+
+  /// Continues a checkpoint's history: new records follow it, their elapsed time counted on from its last one.
+  void resume_history(std::vector<IterationRecord> const& history) {
+    result.history = history;
+    if (!history.empty()) {
+      keeper.start -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(history.back().elapsed_seconds));
+    }
+  }
 };
 
 /// Common stopping tests after an accepted iteration; sets `reason` and returns true to stop.
@@ -248,6 +260,38 @@ template <class Scalar, class MemorySpace>
 bool checkpoint_due(CheckpointControl<Scalar, MemorySpace> const& c, std::size_t iteration) {
   return c.every > 0 && c.write && iteration % c.every == 0;
 }
+
+/// Writes an optimizer's checkpoints through a CheckpointControl: every `every` iterations, and once more where the
+/// run stops (maximum iterations, convergence, a failed line search) unless that iteration was just written or is
+/// not finite. Resuming with a larger max_iterations then continues after the last iteration instead of repeating
+/// those after the last periodic checkpoint. `make(iteration)` builds the checkpoint of the current state.
+template <class Scalar, class MemorySpace>
+class CheckpointWriter {
+ public:
+  explicit CheckpointWriter(CheckpointControl<Scalar, MemorySpace> const& control)
+      : control_(control), written_(control.resume_from ? control.resume_from->iteration : 0) {}
+
+  template <class Make>
+  void periodic(std::size_t iteration, Make&& make) {
+    if (checkpoint_due(control_, iteration)) write(make(iteration));
+  }
+
+  template <class Make>
+  void at_stop(std::vector<IterationRecord> const& history, Make&& make) {
+    if (control_.every == 0 || !control_.write || history.empty()) return;
+    IterationRecord const& last = history.back();
+    if (last.iteration <= written_ || !std::isfinite(last.loss) || !std::isfinite(last.gradient_norm)) return;
+    write(make(last.iteration));
+  }
+
+ private:
+  void write(OptimizerCheckpoint<Scalar, MemorySpace> const& c) {
+    control_.write(c);
+    written_ = c.iteration;
+  }
+  CheckpointControl<Scalar, MemorySpace> const& control_;
+  std::size_t written_;
+};
 
 /// A decrease this small relative to the loss is rounding noise: a line search that cannot beat it has converged.
 inline bool decrease_at_rounding_level(double loss, double decrease, double eps) { return decrease <= 10 * eps * loss; }

@@ -16,32 +16,32 @@ struct IterationRecord;  // optimizer_common.hpp
 
 /// Controls common to every optimizer. Tolerances of 0 are off.
 struct OptimizerOptions {
-  std::size_t max_iterations = 100;
-  double tol_relative_residual = 0;  ///< stop when the relative residual falls below
-  double tol_gradient = 1e-12;       ///< stop when ||g|| / ||g_0|| falls below
-  double tol_decrease = 0;           ///< stop when (f_old - f_new) / f_old falls below
-  double tol_step = 0;               ///< stop when the step norm / ||X0|| falls below
-  std::uint64_t seed = 0;            ///< minibatches and any other randomness
-  ChunkSize chunk_size = ChunkSize::automatic();
+  std::size_t max_iterations = 100;                      ///< iterations (steps) at most
+  double tol_relative_residual = 0;                      ///< stop when the relative residual falls below
+  double tol_gradient = 1e-12;                           ///< stop when ||g|| / ||g_0|| falls below
+  double tol_decrease = 0;                               ///< stop when (f_old - f_new) / f_old falls below
+  double tol_step = 0;                                   ///< stop when the step norm / ||X0|| falls below
+  std::uint64_t seed = 0;                                ///< minibatches and any other randomness
+  ChunkSize chunk_size = ChunkSize::automatic();         ///< probes per J^T pass, fixed for the whole fit
   std::function<void(IterationRecord const&)> callback;  ///< called after every iteration
 };
 
 /// Options of newton_cg (docs/math.md).
 struct NewtonCgOptions {
-  OptimizerOptions common;
+  OptimizerOptions common;             ///< the controls every optimizer shares
   double cg_rtol = 0.1;                ///< forcing term: CG stops at min(cg_rtol, sqrt(||g|| / ||g_0||)) * ||g||
   std::size_t cg_max_iterations = 50;  ///< CG iteration cap per outer iteration
   bool levenberg_marquardt = false;    ///< damping lambda = lambda_rel <g, GN g> / ||g||^2, adapted by gain ratio
-  double lambda_rel = 1e-3;
-  double armijo_c1 = 1e-4;
-  std::size_t max_backtracks = 30;
+  double lambda_rel = 1e-3;            ///< initial Levenberg-Marquardt damping, relative
+  double armijo_c1 = 1e-4;             ///< sufficient-decrease constant of the Armijo line search
+  std::size_t max_backtracks = 30;     ///< step halvings per line search at most
 };
 
 /// Options of gradient_descent (docs/math.md).
 struct GradientDescentOptions {
-  OptimizerOptions common;
-  double armijo_c1 = 1e-4;
-  std::size_t max_backtracks = 30;
+  OptimizerOptions common;          ///< the controls every optimizer shares
+  double armijo_c1 = 1e-4;          ///< sufficient-decrease constant of the Armijo line search
+  std::size_t max_backtracks = 30;  ///< step halvings per line search at most
   /// Initial step of each line search: the exact minimizer of the Gauss-Newton model along -g,
   /// ||g||^2 / <g, GN g> (one extra GN product per iteration; adapts to the curvature like Barzilai-Borwein
   /// without needing a vector transport). A positive value here fixes the initial step instead.
@@ -53,17 +53,17 @@ enum class StepSchedule { constant, inverse_time, cosine };
 
 /// Options of mc_sgd (docs/math.md).
 struct McSgdOptions {
-  OptimizerOptions common;
-  std::size_t batch_size = 64;
+  OptimizerOptions common;      ///< the controls every optimizer shares
+  std::size_t batch_size = 64;  ///< probes per minibatch
   /// Base step alpha_0; 0 (default) chooses it automatically as step_safety / lambda_max, lambda_max the largest
   /// eigenvalue of the scaled minibatch Gauss-Newton operator at x0 over a few minibatches (power iterations).
   double step = 0;
-  double step_safety = 0.5;
-  std::size_t power_iterations = 8;
-  std::size_t curvature_batches = 4;
-  StepSchedule schedule = StepSchedule::constant;
-  double decay = 100;           ///< inverse_time: alpha_t = alpha_0 / (1 + t / decay)
-  std::size_t eval_every = 10;  ///< full loss every this many iterations (and at the end)
+  double step_safety = 0.5;                        ///< automatic step: alpha_0 = step_safety / lambda_max
+  std::size_t power_iterations = 8;                ///< power iterations per lambda_max estimate
+  std::size_t curvature_batches = 4;               ///< minibatches the lambda_max estimate takes the largest of
+  StepSchedule schedule = StepSchedule::constant;  ///< how alpha_t decays
+  double decay = 100;                              ///< inverse_time: alpha_t = alpha_0 / (1 + t / decay)
+  std::size_t eval_every = 10;                     ///< full loss every this many iterations (and at the end)
   /// Keep the full loss's probe-jet stack (W x (K+1) x sum N_i) allocated between its evaluations: each evaluation
   /// then skips allocating and first-touching it (BM_Optimizer_McSgdKeptLossStack), while the minibatch steps in
   /// between run with it allocated (higher peak memory). The iterates are the same either way.
@@ -72,12 +72,12 @@ struct McSgdOptions {
 
 /// Options of adam (docs/math.md).
 struct AdamOptions {
-  OptimizerOptions common;
+  OptimizerOptions common;     ///< the controls every optimizer shares
   std::size_t batch_size = 0;  ///< 0: full batch
   double alpha_rel = 1e-2;     ///< alpha = alpha_rel * ||X0||_F / sqrt(number of variation entries)
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double epsilon = 1e-8;
+  double beta1 = 0.9;          ///< first-moment decay
+  double beta2 = 0.999;        ///< second-moment decay
+  double epsilon = 1e-8;       ///< added to the root of the second moment
   std::size_t eval_every = 1;  ///< full loss every this many steps (minibatches)
   /// Minibatches: keep the full loss's probe-jet stack allocated between its evaluations (as McSgdOptions'). The full
   /// batch always evaluates into the step's residual, which the next step takes.
