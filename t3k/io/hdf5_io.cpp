@@ -23,6 +23,16 @@ namespace t3k {
 namespace io {
 namespace {
 
+/// The first sizeof(Signed) bytes of an attribute read in its native integer type, as a signed or unsigned value.
+template <class Signed, class Unsigned>
+std::int64_t integer_of(unsigned char const* raw, bool is_signed) {
+  Signed s;
+  Unsigned u;
+  std::memcpy(&s, raw, sizeof s);
+  std::memcpy(&u, raw, sizeof u);
+  return is_signed ? std::int64_t(s) : std::int64_t(u);
+}
+
 /// HDF5 prints its error stack to stderr by default; T3K turns every failure into an exception instead.
 void silence_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
@@ -339,30 +349,15 @@ struct Reader::Impl {
       bool const is_signed = H5Tget_sign(base.get()) == H5T_SGN_2;
       std::int64_t value = 0;
       switch (size) {
-        case 1: {
-          std::int8_t s;
-          std::uint8_t u;
-          std::memcpy(&s, raw, 1);
-          std::memcpy(&u, raw, 1);
-          value = is_signed ? s : u;
+        case 1:
+          value = integer_of<std::int8_t, std::uint8_t>(raw, is_signed);
           break;
-        }
-        case 2: {
-          std::int16_t s;
-          std::uint16_t u;
-          std::memcpy(&s, raw, 2);
-          std::memcpy(&u, raw, 2);
-          value = is_signed ? s : u;
+        case 2:
+          value = integer_of<std::int16_t, std::uint16_t>(raw, is_signed);
           break;
-        }
-        case 4: {
-          std::int32_t s;
-          std::uint32_t u;
-          std::memcpy(&s, raw, 4);
-          std::memcpy(&u, raw, 4);
-          value = is_signed ? s : std::int64_t(u);
+        case 4:
+          value = integer_of<std::int32_t, std::uint32_t>(raw, is_signed);
           break;
-        }
         default:
           std::memcpy(&value, raw, 8);
       }
