@@ -7,6 +7,7 @@
 #include "t3k/algorithms/tangent_to_t3.hpp"
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/rank_continuation.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -49,6 +50,11 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
                                     TuckerTensorTrain<Scalar, MemorySpace> const& x0, AdamOptions const& options = {},
                                     CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::adam", problem, x0.mode_shapes());
+  if (options.common.continuation.enabled()) {
+    return impl::rank_continuation(
+        space, problem, x0, options, checkpoint,
+        [&](auto const& x, auto const& stage, auto const& control) { return adam(space, problem, x, stage, control); });
+  }
   auto const& o = options.common;
   // Sharded problems: every rank draws the same global batches and keeps the rows of its own shard.
   std::size_t const w = problem.n_global_probes();
@@ -56,7 +62,6 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   MinibatchSampler sampler(w, batch_size, o.seed);
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, batch_size);
   auto& result = session.result;
-  auto& keeper = session.keeper;
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
@@ -92,6 +97,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     second = resume->second_moments;
     sampler.restore(resume->sampler_state);
     result.history = resume->history;
+    session.restore(*resume);
     first = resume->iteration + 1;
   } else {
     alpha = options.alpha_rel * double(t3k::norm(space, x0)) / std::sqrt(double(entries));
@@ -101,7 +107,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     } else {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
-    keeper.record(0, full_loss, 0, 0);
+    session.record(space, 0, x, true, full_loss, 0, 0);
   }
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
@@ -143,7 +149,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     x = x_new;
     frame = frame_new;
     double const previous = full_loss;
-    if (it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations) {
+    bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
+    if (evaluated) {
       if (full) {
         // Into the step's residual, which the gradient above was the last to read.
         full_eval_at_x = evaluate_loss(space, problem, x, session.spare_residual);
@@ -152,13 +159,14 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
         full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
       }
     }
-    auto const& rec = keeper.record(it, full_loss, gnorm, step, scale * eval.loss);
+    auto const& rec = session.record(space, it, x, evaluated, full_loss, gnorm, step, scale * eval.loss);
     if (impl::checkpoint_due(checkpoint, it)) {
       auto c = impl::begin_checkpoint("adam", it, x, result.history);
       c.scalars = {{"alpha", alpha}, {"full_loss", full_loss}, {"g0", g0}};
       c.sampler_state = sampler.save();
       c.moment = copy_variation(space, m);
       c.second_moments = second;
+      session.save(c);
       checkpoint.write(c);
     }
     if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
@@ -167,12 +175,16 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     }
     OptimizerOptions stop = o;
     stop.tol_decrease = 0;
+    if (session.validation_stop(result.reason)) {
+      result.converged = true;
+      break;
+    }
     if (impl::should_stop(stop, rec, g0, previous, 0, result.reason)) {
       result.converged = true;
       break;
     }
   }
-  result.x = x;
+  session.finish(x);
   return std::move(result);
 }
 
