@@ -23,7 +23,7 @@ struct RankContinuation {
   std::size_t stage_iterations = 50;          ///< iteration cap of one stage
   /// A stage has stalled when one iteration lowers the loss by less than this fraction (newton_cg and
   /// gradient_descent; mc_sgd and adam run each stage to stage_iterations).
-  double stage_tol_decrease = 1e-3;
+  double stage_tol_decrease = 1e-2;
   /// A rank is in use when its singular value exceeds rank_rtol times the largest one of its unfolding; only ranks
   /// all of whose values are in use grow, and unused ones are dropped when the continuation ends.
   double rank_rtol = 1e-6;

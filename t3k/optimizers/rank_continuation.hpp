@@ -193,6 +193,7 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
   std::size_t stage = 0, stage_start = 0;
   bool polish = false, done = false;
   double best_validation = std::numeric_limits<double>::infinity();
+  std::size_t stages_without_best = 0;
   T3 stage_best_x;
   T3 x = x0;
   std::optional<Checkpoint> inner_resume;
@@ -204,6 +205,7 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     done = checkpoint_scalar(*resume, "continuation_stage_done") != 0;
     done_outcome = checkpoint_scalar(*resume, "continuation_stage_outcome");
     best_validation = checkpoint_scalar(*resume, "continuation_best_validation");
+    stages_without_best = std::size_t(checkpoint_scalar(*resume, "continuation_stages_without_best"));
     stage_best_x = resume->stage_best_x;
     history = resume->history;
     x = resume->x;
@@ -240,6 +242,7 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       pending->scalars["continuation_stage_start"] = double(stage_start);
       pending->scalars["continuation_polish"] = polish ? 1 : 0;
       pending->scalars["continuation_best_validation"] = best_validation;
+      pending->scalars["continuation_stages_without_best"] = double(stages_without_best);
       pending->stage_best_x = stage_best_x;
     };
   }
@@ -284,8 +287,10 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     result.validation_relative_residual = r.validation_relative_residual;
     if (r.reason == "non-finite loss") break;
     std::size_t const last = history.empty() ? stage_start : history.back().iteration;
-    if (problem.validation && !polish) {
-      if (!(r.validation_relative_residual < best_validation)) {
+    if (problem.validation && !polish && !(r.validation_relative_residual < best_validation)) {
+      // A stage cut short by a stall may not yet show what its ranks can do: stop after two stages in a row
+      // without a better validation residual.
+      if (++stages_without_best >= 2) {
         // The larger ranks do not generalize better: keep the best stage.
         if (stage_best_x.n_modes() > 0) {
           result.x = stage_best_x;
@@ -295,8 +300,10 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
         result.converged = true;
         break;
       }
+    } else if (problem.validation && !polish) {
       best_validation = r.validation_relative_residual;
       stage_best_x = r.x;
+      stages_without_best = 0;
     }
     if (polish) break;
     std::vector<std::size_t> n, rr;
