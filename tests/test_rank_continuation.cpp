@@ -20,17 +20,6 @@ using S = double;
 using M = Default::memory_space;
 using T3 = t3k::TuckerTensorTrain<S, M>;
 
-double relative_dense_error(T3 const& a, T3 const& b) {
-  auto da = dense_tensor(host_t3(a));
-  auto db = dense_tensor(host_t3(b));
-  double num = 0, den = 0;
-  for (std::size_t e = 0; e < da.size(); ++e) {
-    num += (da[e] - db[e]) * (da[e] - db[e]);
-    den += db[e] * db[e];
-  }
-  return std::sqrt(num / den);
-}
-
 // The planted problem of the continuation tests: d = 4, Tucker ranks 2-3 and TT ranks 2-3, noise-free.
 struct Case {
   T3 truth;
