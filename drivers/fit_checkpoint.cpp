@@ -24,22 +24,27 @@ std::string decode_text(std::vector<double> const& v) {
   return s;
 }
 
-constexpr std::size_t history_columns = 8;
+/// History rows: iteration, loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size,
+/// minibatch_loss, validation_relative_residual, rank_stage. Earlier checkpoints have the first 8 columns.
+constexpr std::size_t history_columns = 10;
+constexpr std::size_t old_history_columns = 8;
 
 std::vector<double> encode_history(std::vector<IterationRecord> const& h) {
   std::vector<double> out;
   for (auto const& r : h) {
-    double const row[history_columns] = {double(r.iteration),  r.loss,          r.relative_residual,
-                                         r.gradient_norm,      r.step,          r.elapsed_seconds,
-                                         double(r.chunk_size), r.minibatch_loss};
+    double const row[history_columns] = {double(r.iteration),  r.loss,           r.relative_residual,
+                                         r.gradient_norm,      r.step,           r.elapsed_seconds,
+                                         double(r.chunk_size), r.minibatch_loss, r.validation_relative_residual,
+                                         double(r.rank_stage)};
     out.insert(out.end(), row, row + history_columns);
   }
   return out;
 }
 
-std::vector<IterationRecord> decode_history(std::vector<double> const& v) {
+std::vector<IterationRecord> decode_history(std::vector<double> const& v, std::size_t columns) {
   std::vector<IterationRecord> h;
-  for (std::size_t k = 0; k + history_columns <= v.size(); k += history_columns) {
+  if (columns < old_history_columns) return h;
+  for (std::size_t k = 0; k + columns <= v.size(); k += columns) {
     IterationRecord r;
     r.iteration = std::size_t(v[k]);
     r.loss = v[k + 1];
@@ -49,9 +54,36 @@ std::vector<IterationRecord> decode_history(std::vector<double> const& v) {
     r.elapsed_seconds = v[k + 5];
     r.chunk_size = std::size_t(v[k + 6]);
     r.minibatch_loss = v[k + 7];
+    if (columns >= history_columns) {
+      r.validation_relative_residual = v[k + 8];
+      r.rank_stage = std::size_t(v[k + 9]);
+    }
     h.push_back(r);
   }
   return h;
+}
+
+void write_cores(io::Writer& w, std::string const& group, DeviceT3 const& x) {
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    w.write_view(group + "/tucker/" + std::to_string(i), to_host(x.tucker_core(i)));
+    w.write_view(group + "/tt/" + std::to_string(i), to_host(x.tt_core(i)));
+  }
+}
+
+DeviceT3 read_cores(io::Reader const& r, std::string const& group) {
+  std::vector<DeviceT3::tucker_core_type> us;
+  std::vector<DeviceT3::tt_core_type> gs;
+  for (std::size_t i = 0; r.exists(group + "/tt/" + std::to_string(i)); ++i) {
+    us.push_back(to_device(r.read_matrix(group + "/tucker/" + std::to_string(i), {io::any_extent, io::any_extent})));
+    gs.push_back(
+        to_device(r.read_array3(group + "/tt/" + std::to_string(i), {io::any_extent, io::any_extent, io::any_extent})));
+  }
+  if (us.empty()) return DeviceT3();
+  try {
+    return DeviceT3(std::move(us), std::move(gs));
+  } catch (std::exception const& e) {
+    throw io::FileError(r.path() + ": " + group + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -59,7 +91,8 @@ std::vector<IterationRecord> decode_history(std::vector<double> const& v) {
 /// Layout: /t3 (the point) and /checkpoint/{optimizer, fingerprint, iteration, scalar_names ('\n'-joined),
 /// scalar_values, sampler_state (each 64-bit word as two exact 32-bit halves), second_moments, moment/tucker/<i>,
 /// moment/tt/<i> (with the stack axis), history (rows of iteration, loss, relative_residual, gradient_norm, step,
-/// elapsed_seconds, chunk_size, minibatch_loss)}.
+/// elapsed_seconds, chunk_size, minibatch_loss, validation_relative_residual, rank_stage), best_x and stage_best_x
+/// (tucker/<i>, tt/<i>: the best point on validation, and rank continuation's best finished stage)}.
 void write_checkpoint(std::string const& path, Checkpoint const& c, std::string const& fingerprint) {
   io::Writer w(path);
   Space space;
@@ -89,6 +122,8 @@ void write_checkpoint(std::string const& path, Checkpoint const& c, std::string 
     w.write_view("/checkpoint/moment/tucker/" + std::to_string(i), to_host(c.moment.tucker[i]));
     w.write_view("/checkpoint/moment/tt/" + std::to_string(i), to_host(c.moment.tt[i]));
   }
+  write_cores(w, "/checkpoint/best_x", c.best_x);
+  write_cores(w, "/checkpoint/stage_best_x", c.stage_best_x);
   auto const h = encode_history(c.history);
   if (!h.empty()) w.write_raw("/checkpoint/history", {c.history.size(), history_columns}, h.data());
   io::RootAttributes a;
@@ -142,7 +177,13 @@ LoadedCheckpoint read_checkpoint(std::string const& path) {
     c.moment.tucker.push_back(to_device(u));
     c.moment.tt.push_back(to_device(g));
   }
-  c.history = decode_history(raw("history"));
+  if (r.exists("/checkpoint/history")) {
+    std::vector<std::size_t> shape;
+    auto const rows = r.read_raw("/checkpoint/history", shape);
+    c.history = decode_history(rows, shape.size() == 2 ? shape[1] : 0);
+  }
+  c.best_x = read_cores(r, "/checkpoint/best_x");
+  c.stage_best_x = read_cores(r, "/checkpoint/stage_best_x");
   return out;
 }
 

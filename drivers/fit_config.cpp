@@ -308,6 +308,10 @@ class Parser {
   // ---------------------------------------------------------------- sections
   void parse_problem(YAML::Node const& node);
   void parse_model(YAML::Node const& node);
+  RankBound rank_bound(std::string const& path, YAML::Node const& node) const;
+  RankRange rank_range(std::string const& path, YAML::Node const& node);
+  void parse_continuation(YAML::Node const& node);
+  void parse_validation(YAML::Node const& node);
   void parse_optimizer(YAML::Node const& node);
   template <class Options>
   void parse_optimizer_keys(YAML::Node const& node, std::string const& name, Options& options);
@@ -325,7 +329,8 @@ void Parser::parse(std::string const& source) {
     if (!e.mark.is_null()) l = {e.mark.line + 1, e.mark.column + 1};
     throw ConfigError(file_, "", l, "invalid YAML: " + printable(e.msg));
   }
-  std::vector<std::string> const sections{"problem", "model", "optimizer", "chunk_size", "output", "kokkos"};
+  std::vector<std::string> const sections{"problem",    "model",  "validation", "optimizer",
+                                          "chunk_size", "output", "kokkos"};
   if (root.IsNull() || !root.IsDefined()) {
     throw ConfigError(file_, "", {1, 1},
                       "the configuration is empty; expected a map with sections problem, model, "
@@ -338,6 +343,7 @@ void Parser::parse(std::string const& source) {
   std::string const required = "a required section";
   parse_problem(require(top, "", "problem", root, required));
   parse_model(require(top, "", "model", root, required));
+  if (top.count("validation")) parse_validation(top.at("validation"));
   parse_optimizer(require(top, "", "optimizer", root, required));
   parse_output(require(top, "", "output", root, required));
   if (top.count("chunk_size")) {
@@ -404,10 +410,30 @@ void Parser::parse_problem(YAML::Node const& node) {
 
 void Parser::parse_model(YAML::Node const& node) {
   std::string const p = "model";
-  auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "init"});
+  auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "continuation", "init"});
   auto& model = config_.model;
-  if (k.count("tucker_ranks")) model.tucker_ranks = positive_list(p + ".tucker_ranks", k.at("tucker_ranks"));
-  if (k.count("tt_ranks")) model.tt_ranks = positive_list(p + ".tt_ranks", k.at("tt_ranks"));
+  // A list: fixed ranks; a map {start, max}: rank continuation.
+  if (k.count("tucker_ranks")) {
+    if (k.at("tucker_ranks").IsMap()) {
+      model.tucker_range = rank_range(p + ".tucker_ranks", k.at("tucker_ranks"));
+    } else {
+      model.tucker_ranks = positive_list(p + ".tucker_ranks", k.at("tucker_ranks"));
+    }
+  }
+  if (k.count("tt_ranks")) {
+    if (k.at("tt_ranks").IsMap()) {
+      model.tt_range = rank_range(p + ".tt_ranks", k.at("tt_ranks"));
+    } else {
+      model.tt_ranks = positive_list(p + ".tt_ranks", k.at("tt_ranks"));
+    }
+  }
+  if (k.count("continuation")) {
+    if (!model.tucker_range || !model.tt_range) {
+      fail_at(p + ".continuation", config_.locations.at(p + ".continuation"),
+              "needs model.tucker_ranks and model.tt_ranks given as {start, max} (rank continuation)");
+    }
+    parse_continuation(k.at("continuation"));
+  }
   YAML::Node const& init = require(k, p, "init", node, "random: {seed: S}, file: PATH or truth_perturbation: EPS");
   std::string const ip = "model.init";
   auto const i = members(init, ip, {"random", "file", "truth_perturbation", "seed"});
@@ -444,6 +470,65 @@ void Parser::parse_model(YAML::Node const& node) {
               "only a synthetic problem has a planted truth to perturb");
     }
   }
+}
+
+RankBound Parser::rank_bound(std::string const& path, YAML::Node const& node) const {
+  RankBound b;
+  if (node.IsSequence()) {
+    b.list = positive_list(path, node);
+  } else {
+    if (!node.IsScalar()) fail(path, node, "must be a positive integer or a list of them, got " + describe(node));
+    b.all = std::size_t(integer(path, node, 1, std::uint64_t(1) << 31));
+  }
+  return b;
+}
+
+RankRange Parser::rank_range(std::string const& path, YAML::Node const& node) {
+  auto const k = members(node, path, {"start", "max"}, " of a rank range");
+  RankRange r;
+  r.start = k.count("start") ? rank_bound(path + ".start", k.at("start")) : RankBound{1, {}};
+  r.max = rank_bound(path + ".max", require(k, path, "max", node, "the largest ranks the continuation may reach"));
+  return r;
+}
+
+void Parser::parse_continuation(YAML::Node const& node) {
+  std::string const p = "model.continuation";
+  auto const k = members(node, p, {"stage_iterations", "stage_tol_decrease", "rank_rtol", "rank_step"});
+  auto& c = config_.model.continuation;
+  if (k.count("stage_iterations")) {
+    c.stage_iterations = std::size_t(integer(p + ".stage_iterations", k.at("stage_iterations"), 1, 1u << 30));
+  }
+  if (k.count("stage_tol_decrease")) {
+    c.stage_tol_decrease = real(p + ".stage_tol_decrease", k.at("stage_tol_decrease"), 0, false, 1, true);
+  }
+  if (k.count("rank_rtol")) c.rank_rtol = real(p + ".rank_rtol", k.at("rank_rtol"), 0, false, 1, true);
+  if (k.count("rank_step")) c.rank_step = std::size_t(integer(p + ".rank_step", k.at("rank_step"), 1, 1024));
+}
+
+void Parser::parse_validation(YAML::Node const& node) {
+  std::string const p = "validation";
+  auto const k = members(node, p, {"fraction", "count", "file", "seed", "patience"});
+  auto& v = config_.validation;
+  std::size_t const kinds = k.count("fraction") + k.count("count") + k.count("file");
+  if (kinds != 1) {
+    fail(p, node,
+         kinds == 0 ? "missing key: give exactly one of fraction, count or file"
+                    : "give exactly one of fraction, count or file");
+  }
+  if (k.count("fraction")) {
+    v.source = ValidationSource::fraction;
+    v.fraction = real(p + ".fraction", k.at("fraction"), 0, true, 1, true);
+  } else if (k.count("count")) {
+    v.source = ValidationSource::count;
+    v.count = std::size_t(integer(p + ".count", k.at("count"), 1, std::uint64_t(1) << 40));
+  } else {
+    v.source = ValidationSource::file;
+    v.file = path_value(p + ".file", k.at("file"));
+    v.resolved_file = resolve(v.file);
+    if (k.count("seed")) fail_at(p + ".seed", config_.locations.at(p + ".seed"), "unknown key for a validation file");
+  }
+  if (k.count("seed")) v.seed = integer(p + ".seed", k.at("seed"), 0);
+  if (k.count("patience")) v.patience = std::size_t(integer(p + ".patience", k.at("patience"), 0, 1u << 30));
 }
 
 void Parser::parse_optimizer(YAML::Node const& node) {
@@ -526,6 +611,25 @@ void Parser::cross_checks() {
     auto it = config_.locations.find(path);
     return it != config_.locations.end() ? it->second : Location{1, 1};
   };
+  if (model.tucker_range.has_value() != model.tt_range.has_value() ||
+      (model.tucker_range && (model.tucker_ranks || model.tt_ranks))) {
+    fail_at(model.tucker_range ? "model.tt_ranks" : "model.tucker_ranks", at("model"),
+            "give both tucker_ranks and tt_ranks as lists (fixed ranks) or both as {start, max} (rank continuation)");
+  }
+  if (model.tucker_range && model.init != InitKind::random) {
+    fail_at("model.init", at("model.init"),
+            "rank continuation starts from a random T3 at the start ranks: use "
+            "init: {random: {seed: S}}");
+  }
+  if (model.tucker_range && config_.source == ProblemSource::synthetic) {
+    (void)resolve_ranks(config_, config_.synthetic.mode_shapes);  // ConfigError now, before any data is read
+  }
+  if (config_.validation.source == ValidationSource::count && config_.source == ProblemSource::synthetic &&
+      config_.validation.count >= config_.synthetic.n_probes) {
+    fail_at("validation.count", at("validation.count"),
+            "is out of range: must be below problem.synthetic.n_probes = " +
+                std::to_string(config_.synthetic.n_probes) + " (some probes must remain to fit)");
+  }
   if (model.tucker_ranks.has_value() != model.tt_ranks.has_value()) {
     std::string const missing = model.tucker_ranks ? "model.tt_ranks" : "model.tucker_ranks";
     fail_at(missing, at("model"), "missing key: give both tucker_ranks and tt_ranks, or neither");
@@ -547,7 +651,7 @@ void Parser::cross_checks() {
               "a truth_perturbation start has the planted T3's ranks; leave the model ranks out or make them equal "
               "to problem.synthetic's");
     }
-  } else if (model.init == InitKind::random && !model.tucker_ranks) {
+  } else if (model.init == InitKind::random && !model.tucker_ranks && !model.tucker_range) {
     fail_at("model.tucker_ranks", at("model"),
             "missing key: a random start on a data problem needs tucker_ranks and tt_ranks");
   }
@@ -630,6 +734,30 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
     out << YAML::Key << "tt_ranks" << YAML::Value;
     emit_list(out, *c.model.tt_ranks);
   }
+  auto emit_bound = [&out](RankBound const& b) {
+    if (b.all > 0) {
+      out << b.all;
+    } else {
+      emit_list(out, b.list);
+    }
+  };
+  if (c.model.tucker_range) {
+    for (auto const* range : {&*c.model.tucker_range, &*c.model.tt_range}) {
+      out << YAML::Key << (range == &*c.model.tucker_range ? "tucker_ranks" : "tt_ranks") << YAML::Value << YAML::Flow
+          << YAML::BeginMap << YAML::Key << "start" << YAML::Value;
+      emit_bound(range->start);
+      out << YAML::Key << "max" << YAML::Value;
+      emit_bound(range->max);
+      out << YAML::EndMap;
+    }
+    auto const& k = c.model.continuation;
+    out << YAML::Key << "continuation" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "stage_iterations" << YAML::Value << k.stage_iterations;
+    out << YAML::Key << "stage_tol_decrease" << YAML::Value << k.stage_tol_decrease;
+    out << YAML::Key << "rank_rtol" << YAML::Value << k.rank_rtol;
+    out << YAML::Key << "rank_step" << YAML::Value << k.rank_step;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "init" << YAML::Value << YAML::BeginMap;
   switch (c.model.init) {
     case InitKind::random:
@@ -645,6 +773,19 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
       break;
   }
   out << YAML::EndMap << YAML::EndMap;
+  auto const& v = c.validation;
+  if (v.source != ValidationSource::none) {
+    out << YAML::Key << "validation" << YAML::Value << YAML::BeginMap;
+    if (v.source == ValidationSource::fraction) out << YAML::Key << "fraction" << YAML::Value << v.fraction;
+    if (v.source == ValidationSource::count) out << YAML::Key << "count" << YAML::Value << v.count;
+    if (v.source == ValidationSource::file) {
+      out << YAML::Key << "file" << YAML::Value << v.resolved_file;
+    } else {
+      out << YAML::Key << "seed" << YAML::Value << v.seed;
+    }
+    out << YAML::Key << "patience" << YAML::Value << v.patience;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "optimizer" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << c.optimizer.name();
   if (!fingerprint) out << YAML::Key << "max_iterations" << YAML::Value << c.optimizer.common().max_iterations;
@@ -667,6 +808,52 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
 }
 
 }  // namespace
+
+std::vector<std::size_t> RankBound::expand(std::size_t d, bool tt) const {
+  if (!list.empty()) return list;
+  if (!tt) return std::vector<std::size_t>(d, all);
+  std::vector<std::size_t> out(d + 1, all);
+  out.front() = out.back() = 1;
+  return out;
+}
+
+ResolvedRanks resolve_ranks(Config const& config, std::vector<std::size_t> const& mode_shapes) {
+  std::size_t const d = mode_shapes.size();
+  auto const& m = config.model;
+  ResolvedRanks out;
+  auto expand = [&](RankBound const& b, bool tt, std::string const& key) {
+    auto v = b.expand(d, tt);
+    std::size_t const expected = tt ? d + 1 : d;
+    if (v.size() != expected) {
+      throw config.error_at(key, "has " + std::to_string(v.size()) + " entries but the problem has d = " +
+                                     std::to_string(d) + " modes, so " + std::to_string(expected) + " are needed");
+    }
+    if (tt && (v.front() != 1 || v.back() != 1)) {
+      throw config.error_at(key, "the boundary TT ranks (first and last entries) must be 1");
+    }
+    return v;
+  };
+  out.tucker = expand(m.tucker_range->start, false, "model.tucker_ranks.start");
+  out.max_tucker = expand(m.tucker_range->max, false, "model.tucker_ranks.max");
+  out.tt = expand(m.tt_range->start, true, "model.tt_ranks.start");
+  out.max_tt = expand(m.tt_range->max, true, "model.tt_ranks.max");
+  for (std::size_t i = 0; i < d; ++i) {
+    if (out.max_tucker[i] > mode_shapes[i]) {
+      throw config.error_at("model.tucker_ranks.max", "entry " + std::to_string(i) + " is " +
+                                                          std::to_string(out.max_tucker[i]) + ", above N_" +
+                                                          std::to_string(i) + " = " + std::to_string(mode_shapes[i]));
+    }
+    if (out.tucker[i] > out.max_tucker[i]) {
+      throw config.error_at("model.tucker_ranks.start", "entry " + std::to_string(i) + " is above its max");
+    }
+  }
+  for (std::size_t e = 0; e <= d; ++e) {
+    if (out.tt[e] > out.max_tt[e]) {
+      throw config.error_at("model.tt_ranks.start", "entry " + std::to_string(e) + " is above its max");
+    }
+  }
+  return out;
+}
 
 ConfigError Config::error_at(std::string const& key_path, std::string const& message) const {
   std::string path = key_path;

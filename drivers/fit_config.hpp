@@ -63,8 +63,24 @@ struct DataProblem {
   std::string weights;               ///< dataset of per-probe weights (W), empty for none
 };
 
+/// One bound of a rank range: one number for every mode (TT: every interior bond) or a full list.
+struct RankBound {
+  std::size_t all = 0;            ///< > 0: this number everywhere
+  std::vector<std::size_t> list;  ///< otherwise: d (Tucker) or d + 1 (TT) entries
+  /// The full list for d modes (TT: boundary ranks 1).
+  std::vector<std::size_t> expand(std::size_t d, bool tt) const;
+};
+
+/// model.tucker_ranks / tt_ranks given as {start, max}: rank continuation.
+struct RankRange {
+  RankBound start, max;
+};
+
 struct ModelConfig {
+  /// Fixed ranks, or with rank continuation the start ranks (filled in once d is known).
   std::optional<std::vector<std::size_t>> tucker_ranks, tt_ranks;
+  std::optional<RankRange> tucker_range, tt_range;  ///< rank continuation (both or neither)
+  RankContinuation continuation;                    ///< stage controls; max ranks filled in once d is known
   InitKind init = InitKind::random;
   std::uint64_t seed = 0;  ///< random and truth_perturbation
   std::string file;        ///< init file as written
@@ -84,6 +100,18 @@ struct OptimizerConfig {
   OptimizerOptions const& common() const {
     return std::visit([](auto const& o) -> OptimizerOptions const& { return o.common; }, options);
   }
+};
+
+enum class ValidationSource { none, fraction, count, file };
+
+/// validation: held-out probes of the problem (a fraction or a count, drawn by seed) or a separate data file.
+struct ValidationConfig {
+  ValidationSource source = ValidationSource::none;
+  double fraction = 0;
+  std::size_t count = 0;
+  std::string file, resolved_file;
+  std::uint64_t seed = 0;
+  std::size_t patience = 0;
 };
 
 struct OutputConfig {
@@ -109,6 +137,7 @@ struct Config {
   SyntheticProblem synthetic;
   DataProblem data;
   ModelConfig model;
+  ValidationConfig validation;
   OptimizerConfig optimizer;
   std::string chunk_size = "auto";  ///< auto | none | N
   OutputConfig output;
@@ -128,6 +157,14 @@ struct Config {
 /// The keys in which two fingerprints (Config::fingerprint) differ, for one line of a refused --resume:
 /// "optimizer.batch_size (50 in the checkpoint, 40 now), problem.synthetic.seed (11 in the checkpoint, 12 now)".
 std::string fingerprint_changes(std::string const& checkpoint, std::string const& now);
+
+/// The start and maximum ranks of a rank continuation for a problem of these mode shapes.
+struct ResolvedRanks {
+  std::vector<std::size_t> tucker, tt, max_tucker, max_tt;
+};
+/// Expands model.tucker_ranks / tt_ranks {start, max} for d = mode_shapes.size() modes and checks them (list
+/// lengths, boundary TT ranks 1, start <= max, Tucker maxima <= N_i). **Throws:** ConfigError at the key.
+ResolvedRanks resolve_ranks(Config const& config, std::vector<std::size_t> const& mode_shapes);
 
 /// Parses and validates YAML text; `file` names it in messages and anchors relative paths.
 /// **Throws:** ConfigError, and nothing else.

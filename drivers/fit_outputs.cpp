@@ -39,6 +39,23 @@ void write_text_atomically(std::string const& path, std::string const& text) {
   }
 }
 
+std::string xml_escape(std::string const& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
+}
+
 long max_rss_bytes() {
   struct rusage usage;
   if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
@@ -50,11 +67,14 @@ long max_rss_bytes() {
 std::string csv_number(double v) { return std::isnan(v) ? std::string() : fmt::format("{:.17g}", v); }
 
 std::string history_csv(std::vector<IterationRecord> const& h) {
-  std::string out = "iteration,loss,relative_residual,gradient_norm,step,elapsed_seconds,chunk_size,minibatch_loss\n";
+  std::string out =
+      "iteration,loss,relative_residual,gradient_norm,step,elapsed_seconds,chunk_size,minibatch_loss,"
+      "validation_relative_residual,rank_stage\n";
   for (auto const& r : h) {
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{}\n", r.iteration, csv_number(r.loss),
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{},{}\n", r.iteration, csv_number(r.loss),
                    csv_number(r.relative_residual), csv_number(r.gradient_norm), csv_number(r.step),
-                   csv_number(r.elapsed_seconds), r.chunk_size, csv_number(r.minibatch_loss));
+                   csv_number(r.elapsed_seconds), r.chunk_size, csv_number(r.minibatch_loss),
+                   csv_number(r.validation_relative_residual), r.rank_stage);
   }
   return out;
 }
@@ -69,6 +89,9 @@ void emit_figures(YAML::Emitter& out, IterationRecord const& r, bool final_figur
   out << YAML::BeginMap;
   out << YAML::Key << "loss" << YAML::Value << r.loss;
   out << YAML::Key << "relative_residual" << YAML::Value << r.relative_residual;
+  if (std::isfinite(r.validation_relative_residual)) {
+    out << YAML::Key << "validation_relative_residual" << YAML::Value << r.validation_relative_residual;
+  }
   if (final_figures) {
     out << YAML::Key << "gradient_norm" << YAML::Value << r.gradient_norm;
     out << YAML::Key << "iterations" << YAML::Value << r.iteration;
@@ -104,7 +127,20 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   emit_list(out, result.x.tucker_ranks());
   out << YAML::Key << "tt_ranks" << YAML::Value;
   emit_list(out, result.x.tt_ranks());
+  if (setup.continuation.enabled()) {
+    out << YAML::Key << "rank_steps" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (std::size_t k = 1; k < result.history.size(); ++k) {
+      if (result.history[k].rank_stage != result.history[k - 1].rank_stage) out << result.history[k].iteration;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::EndMap;
+  if (setup.problem.validation) {
+    out << YAML::Key << "validation" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "n_probes" << YAML::Value << setup.problem.validation->n_global_probes();
+    out << YAML::Key << "relative_residual" << YAML::Value << result.validation_relative_residual;
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "initial" << YAML::Value;
   emit_figures(out, result.history.front(), false);
   out << YAML::Key << "final" << YAML::Value;
@@ -155,15 +191,18 @@ std::vector<IterationRecord> merged_history(std::vector<IterationRecord> const& 
   return out;
 }
 
-std::string convergence_svg(std::string const& title, std::string const& x_label,
-                            std::vector<PlotSeries> const& series) {
-  double const width = 760, panel_height = 250, left = 90, right = 30, top = 50, gap = 70;
+std::string convergence_svg(std::string const& title, std::string const& x_label, std::vector<PlotPanel> const& panels,
+                            std::vector<double> const& marks) {
+  double const width = 760, left = 90, right = 30, top = 50, gap = 70;
   double const plot_w = width - left - right;
-  double const plot_h = panel_height - 40;
-  double const height = top + double(series.size()) * (plot_h + gap) + 10;
+  double const plot_h = 210;
+  double const height = top + double(panels.size()) * (plot_h + gap) + 10;
   double x_max = 1;
-  for (auto const& s : series)
-    for (double x : s.x) x_max = std::max(x_max, x);
+  for (auto const& p : panels)
+    for (auto const& s : p.curves)
+      for (double x : s.x) x_max = std::max(x_max, x);
+  // Margins inside the frame: 3% of the x range on each side, a tenth of the log range above and below.
+  double const x_pad = 0.03 * x_max;
   std::string svg;
   auto out = std::back_inserter(svg);
   // Coordinates as {:g}: six significant digits, plenty for a 760-pixel drawing.
@@ -173,8 +212,8 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
                  "font-family=\"sans-serif\" font-size=\"12\">\n",
                  width, height, width, height);
   fmt::format_to(out, "<rect x=\"0\" y=\"0\" width=\"{:g}\" height=\"{:g}\" fill=\"white\"/>\n", width, height);
-  fmt::format_to(out, "<text x=\"{:g}\" y=\"24\" text-anchor=\"middle\" font-size=\"16\">{}</text>\n", width / 2,
-                 title);
+  fmt::format_to(out, "<text x=\"{:g}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n", width / 2,
+                 xml_escape(title));
   // x ticks: about 8 at a 1-2-5 step.
   double step = 1;
   for (double decade = 1; x_max / step > 8; decade *= 10) {
@@ -184,28 +223,39 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
     }
   }
   char const* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
-  for (std::size_t p = 0; p < series.size(); ++p) {
-    auto const& s = series[p];
+  for (std::size_t p = 0; p < panels.size(); ++p) {
+    auto const& panel = panels[p];
     double const y0 = top + double(p) * (plot_h + gap);
     double lo = std::numeric_limits<double>::infinity(), hi = 0;
-    for (double v : s.y) {
+    auto widen = [&](double v) {
       if (std::isfinite(v) && v > 0) {
         lo = std::min(lo, v);
         hi = std::max(hi, v);
       }
-    }
-    int d_lo = 0, d_hi = 1;
+    };
+    for (auto const& s : panel.curves)
+      for (double v : s.y) widen(v);
+    widen(panel.reference);
+    double l_lo = 0, l_hi = 1;
     if (hi > 0) {
-      d_lo = int(std::floor(std::log10(lo)));
-      d_hi = int(std::ceil(std::log10(hi)));
-      if (d_hi <= d_lo) d_hi = d_lo + 1;
+      l_lo = std::log10(lo);
+      l_hi = std::log10(hi);
+      if (l_hi - l_lo < 1) {
+        double const mid = 0.5 * (l_lo + l_hi);
+        l_lo = mid - 0.5;
+        l_hi = mid + 0.5;
+      }
+      double const pad = 0.1 * (l_hi - l_lo);
+      l_lo -= pad;
+      l_hi += pad;
     }
-    auto px = [&](double x) { return left + plot_w * x / x_max; };
-    auto py = [&](double v) { return y0 + plot_h * (1 - (std::log10(v) - d_lo) / double(d_hi - d_lo)); };
+    auto px = [&](double x) { return left + plot_w * (x + x_pad) / (x_max + 2 * x_pad); };
+    auto py = [&](double v) { return y0 + plot_h * (1 - (std::log10(v) - l_lo) / (l_hi - l_lo)); };
     // Frame, grid and ticks.
     fmt::format_to(out, "<rect x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" fill=\"none\" stroke=\"black\"/>\n",
                    left, y0, plot_w, plot_h);
-    int const decade_step = std::max(1, (d_hi - d_lo + 7) / 8);
+    int const d_lo = int(std::ceil(l_lo)), d_hi = int(std::floor(l_hi));
+    int const decade_step = std::max(1, (d_hi - d_lo + 8) / 8);
     for (int e = d_lo; e <= d_hi; e += decade_step) {
       double const y = py(std::pow(10.0, e));
       fmt::format_to(out, "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#dddddd\"/>\n", left, y,
@@ -225,29 +275,61 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
     fmt::format_to(out,
                    "<text x=\"20\" y=\"{:g}\" text-anchor=\"middle\" transform=\"rotate(-90 20 {:g})\">{} (log "
                    "scale)</text>\n",
-                   y0 + plot_h / 2, y0 + plot_h / 2, s.label);
-    // The curve, broken at values a log scale cannot show.
-    std::string const color = colors[p % 4];
-    std::string points;
-    auto flush = [&]() {
-      if (!points.empty()) {
-        fmt::format_to(out, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", color,
-                       points);
+                   y0 + plot_h / 2, y0 + plot_h / 2, panel.label);
+    // Rank steps: dashed vertical marks.
+    for (double m : marks) {
+      fmt::format_to(out,
+                     "<line class=\"rank-step\" x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#888888\" "
+                     "stroke-dasharray=\"4 3\"/>\n",
+                     px(m), y0, px(m), y0 + plot_h);
+    }
+    if (!marks.empty() && p == 0) {
+      fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" fill=\"#888888\" font-size=\"10\">rank step</text>\n",
+                     px(marks.front()) + 3, y0 + 11);
+    }
+    // The tolerance (or other reference value) as a horizontal line.
+    if (std::isfinite(panel.reference) && panel.reference > 0) {
+      double const y = py(panel.reference);
+      fmt::format_to(out,
+                     "<line class=\"reference\" x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#555555\" "
+                     "stroke-dasharray=\"8 4\"/>\n",
+                     left, y, left + plot_w, y);
+      fmt::format_to(out,
+                     "<text x=\"{:g}\" y=\"{:g}\" text-anchor=\"end\" fill=\"#555555\" font-size=\"10\">{}</text>\n",
+                     left + plot_w - 4, y - 4, panel.reference_label);
+    }
+    // The curves, broken at values a log scale cannot show; a legend when there are several.
+    for (std::size_t c = 0; c < panel.curves.size(); ++c) {
+      auto const& s = panel.curves[c];
+      std::string const color = colors[c % 4];
+      std::string points;
+      auto flush = [&]() {
+        if (!points.empty()) {
+          fmt::format_to(out, "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n", color,
+                         points);
+        }
+        points.clear();
+      };
+      for (std::size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
+        double const v = s.y[k];
+        if (!(std::isfinite(v) && v > 0)) {
+          flush();
+          continue;
+        }
+        fmt::format_to(std::back_inserter(points), "{:g},{:g} ", px(s.x[k]), py(v));
+        if (s.x.size() <= 60) {
+          fmt::format_to(out, "<circle cx=\"{:g}\" cy=\"{:g}\" r=\"2.5\" fill=\"{}\"/>\n", px(s.x[k]), py(v), color);
+        }
       }
-      points.clear();
-    };
-    for (std::size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
-      double const v = s.y[k];
-      if (!(std::isfinite(v) && v > 0)) {
-        flush();
-        continue;
-      }
-      fmt::format_to(std::back_inserter(points), "{:g},{:g} ", px(s.x[k]), py(v));
-      if (s.x.size() <= 60) {
-        fmt::format_to(out, "<circle cx=\"{:g}\" cy=\"{:g}\" r=\"2.5\" fill=\"{}\"/>\n", px(s.x[k]), py(v), color);
+      flush();
+      if (panel.curves.size() > 1) {
+        double const ly = y0 + 14 + 14 * double(c);
+        fmt::format_to(out,
+                       "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                       left + 10, ly - 4, left + 28, ly - 4, color);
+        fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" font-size=\"11\">{}</text>\n", left + 32, ly, s.label);
       }
     }
-    flush();
   }
   fmt::format_to(out, "</svg>\n");
   return svg;
@@ -268,15 +350,31 @@ void write_run_directory(std::string const& directory, Config const& config, Set
     w.commit();
   }
   write_text_atomically((fs::path(directory) / RunFiles::history).string(), history_csv(result.history));
-  PlotSeries loss{"loss", {}, {}}, grad{"gradient norm", {}, {}};
-  for (auto const& r : result.history) {
-    loss.x.push_back(double(r.iteration));
+  PlotSeries residual{"training", {}, {}}, validation{"validation", {}, {}}, loss{"loss", {}, {}},
+      grad{"gradient norm", {}, {}};
+  std::vector<double> marks;
+  for (std::size_t k = 0; k < result.history.size(); ++k) {
+    auto const& r = result.history[k];
+    double const x = double(r.iteration);
+    residual.x.push_back(x);
+    residual.y.push_back(r.relative_residual);
+    validation.x.push_back(x);
+    validation.y.push_back(r.validation_relative_residual);
+    loss.x.push_back(x);
     loss.y.push_back(r.loss);
-    grad.x.push_back(double(r.iteration));
+    grad.x.push_back(x);
     grad.y.push_back(r.gradient_norm);
+    if (k > 0 && r.rank_stage != result.history[k - 1].rank_stage) marks.push_back(x);
   }
-  write_text_atomically((fs::path(directory) / RunFiles::plot).string(),
-                        convergence_svg("t3k fit: " + config.optimizer.name(), "iteration", {loss, grad}));
+  PlotPanel first{
+      "relative residual", {residual}, config.optimizer.common().tol_relative_residual, "tol_relative_residual"};
+  if (setup.problem.validation) first.curves.push_back(validation);
+  std::string const title = "t3k fit " + fs::path(config.file).filename().string() + " -> " +
+                            fs::path(directory).filename().string() + " (" + config.optimizer.name() + ")";
+  write_text_atomically(
+      (fs::path(directory) / RunFiles::plot).string(),
+      convergence_svg(title, "iteration",
+                      {first, PlotPanel{"loss", {loss}, 0, ""}, PlotPanel{"gradient norm", {grad}, 0, ""}}, marks));
   facts.timings.output = seconds_since(t_out);
   facts.timings.total = seconds_since(facts.start);
   write_text_atomically(

@@ -47,10 +47,19 @@ struct PlotSeries {
   std::vector<double> x, y;
 };
 
-/// A standalone SVG of one log-scale panel per series against a shared linear x axis, with axes, decade ticks,
-/// tick labels, axis labels and a title. Non-positive or non-finite values break the curve.
-std::string convergence_svg(std::string const& title, std::string const& x_label,
-                            std::vector<PlotSeries> const& series);
+/// One log-scale panel: its curves, and a reference value drawn as a dashed horizontal line (0: none).
+struct PlotPanel {
+  std::string label;
+  std::vector<PlotSeries> curves;
+  double reference = 0;
+  std::string reference_label;
+};
+
+/// A standalone SVG of log-scale panels against a shared linear x axis, with axes, decade ticks, tick labels, axis
+/// labels, a legend where a panel has several curves, dashed vertical marks at `marks` (rank steps) and a title.
+/// The data sit inside the frame with margins. Non-positive or non-finite values break a curve.
+std::string convergence_svg(std::string const& title, std::string const& x_label, std::vector<PlotPanel> const& panels,
+                            std::vector<double> const& marks = {});
 
 }  // namespace fit
 }  // namespace t3k

@@ -56,9 +56,11 @@ void Progress::operator()(IterationRecord const& r) {
   if (json_) {
     fmt::print(json_,
                "{{\"iteration\": {}, \"loss\": {}, \"relative_residual\": {}, \"gradient_norm\": {}, \"step\": {}, "
-               "\"elapsed_seconds\": {}, \"chunk_size\": {}, \"peak_memory_bytes\": {}, \"minibatch_loss\": {}}}\n",
+               "\"elapsed_seconds\": {}, \"chunk_size\": {}, \"peak_memory_bytes\": {}, \"minibatch_loss\": {}, "
+               "\"validation_relative_residual\": {}, \"rank_stage\": {}}}\n",
                r.iteration, json_number(r.loss), json_number(r.relative_residual), json_number(r.gradient_norm),
-               json_number(r.step), json_number(r.elapsed_seconds), r.chunk_size, peak, json_number(r.minibatch_loss));
+               json_number(r.step), json_number(r.elapsed_seconds), r.chunk_size, peak, json_number(r.minibatch_loss),
+               json_number(r.validation_relative_residual), r.rank_stage);
     std::fflush(json_);
   }
   if (quiet_) return;
@@ -73,9 +75,13 @@ void Progress::operator()(IterationRecord const& r) {
   } else {
     fmt::print(
         "iteration {} loss {:.6e} relative_residual {:.6e} gradient_norm {:.6e} step {:.6e} elapsed {:.3f} s "
-        "chunk {} peak_memory {}\n",
+        "chunk {} peak_memory {}{}{}\n",
         r.iteration, r.loss, r.relative_residual, r.gradient_norm, r.step, r.elapsed_seconds, r.chunk_size,
-        bytes_text(double(peak)));
+        bytes_text(double(peak)),
+        std::isfinite(r.validation_relative_residual)
+            ? fmt::format(" validation_relative_residual {:.6e}", r.validation_relative_residual)
+            : std::string(),
+        r.rank_stage > 0 ? fmt::format(" rank_stage {}", r.rank_stage) : std::string());
   }
   std::fflush(stdout);
   ++lines_;

@@ -75,12 +75,16 @@ Result run(Config const& config, Space const& space, Problem const& problem, Dev
 }
 
 /// Runs the configured optimizer with the driver's chunk size and progress callback.
-Result run_optimizer(Config const& config, Space const& space, Problem const& problem, DeviceT3 const& x0,
+Result run_optimizer(Config const& config, Space const& space, Setup const& setup,
                      std::function<void(IterationRecord const&)> const& callback, Control const& control) {
+  auto const& problem = setup.problem;
+  auto const& x0 = setup.x0;
   return std::visit(
       [&](auto options) {
         options.common.chunk_size = ChunkSize::parse(config.chunk_size);
         options.common.callback = callback;
+        options.common.validation_patience = config.validation.patience;
+        options.common.continuation = setup.continuation;
         return run(config, space, problem, x0, options, control);
       },
       config.optimizer.options);
@@ -195,7 +199,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   if (options.resume) control.resume_from = &resume.checkpoint;
 
   auto const t_fit = Clock::now();
-  Result result = run_optimizer(config, space, setup.problem, setup.x0, callback, control);
+  Result result = run_optimizer(config, space, setup, callback, control);
   double const fit_seconds = seconds_since(t_fit);
   if (options.resume) result.history = merged_history(resume.checkpoint.history, result.history);
   if (result.history.empty()) throw FitRuntimeError("the optimizer recorded no iterations");
@@ -228,6 +232,13 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
         "t3k fit: {} after {} iterations ({}): loss {:.6e}, relative residual {:.3e}, gradient norm {:.3e}, {:.2f} s\n",
         result.converged ? "converged" : "stopped", last.iteration, result.reason, last.loss, last.relative_residual,
         last.gradient_norm, total_seconds);
+    if (setup.continuation.enabled() || setup.problem.validation) {
+      fmt::print("t3k fit: ranks: Tucker {}, TT {}{}\n", impl::shape_string(result.x.tucker_ranks()),
+                 impl::shape_string(result.x.tt_ranks()),
+                 setup.problem.validation
+                     ? fmt::format(", validation relative residual {:.3e}", result.validation_relative_residual)
+                     : std::string());
+    }
     fmt::print("t3k fit: outputs in {}: {}, {}, {}, {}{}\n", dir, RunFiles::model, RunFiles::history, RunFiles::summary,
                RunFiles::plot, checkpointed ? ", checkpoint.h5" : "");
     std::fflush(stdout);

@@ -42,9 +42,8 @@ auto reading(Config const& config, std::string const& key, F&& f) -> decltype(f(
 
 /// This rank's rows of the data problem (all rows with one rank): every array's full shape is checked, only the
 /// rows of this rank are read (hyperslabs), and its weights are checked by this rank.
-Problem load_data_problem(Config const& config, Space const& space, Communicator const& comm) {
-  auto const& data = config.data;
-  std::string const key = "problem.data.file";
+Problem load_data_problem(Config const& config, Space const& space, Communicator const& comm, DataProblem const& data,
+                          std::string const& key) {
   return reading(config, key, [&] {
     io::Reader in(data.resolved_file);
     auto const probes = in.read_probes({}, [&comm](std::size_t n_rows) { return comm.shard_range(n_rows); });
@@ -184,6 +183,47 @@ void check_fit_memory(Config const& config, std::vector<std::size_t> const& big_
   }
 }
 
+/// The validation set of the configuration (none, held-out probes of the problem, or a data file): the problem
+/// becomes the training probes and holds the validation set.
+void add_validation(Config const& config, Space const& space, Communicator const& comm, Setup& s) {
+  auto const& v = config.validation;
+  if (v.source == ValidationSource::none) return;
+  std::size_t const w = s.problem.n_global_probes();
+  if (v.source == ValidationSource::file) {
+    Problem held;
+    DataProblem file;
+    file.file = v.file;
+    file.resolved_file = v.resolved_file;
+    cli::collectively(comm, cli::fit_exit_code, [&] {
+      held = load_data_problem(config, space, comm, file, "validation.file");
+      std::vector<std::size_t> shapes;
+      for (auto const& ww : held.ww) shapes.push_back(ww.extent(1));
+      if (shapes != s.mode_shapes || held.order != s.problem.order) {
+        throw config.error_at("validation.file",
+                              v.resolved_file + " holds probes of mode shapes " + impl::shape_string(shapes) +
+                                  " at order " + std::to_string(held.order) + " but the problem has " +
+                                  impl::shape_string(s.mode_shapes) + " at order " + std::to_string(s.problem.order));
+      }
+    });
+    s.problem.validation = std::make_shared<Problem const>(std::move(held));
+    s.description +=
+        ", validation: " + std::to_string(s.problem.validation->n_global_probes()) + " probes of " + v.resolved_file;
+    return;
+  }
+  std::size_t count = v.count;
+  if (v.source == ValidationSource::fraction) {
+    count = std::size_t(std::llround(v.fraction * double(w)));
+    count = std::max<std::size_t>(1, count);
+  }
+  if (count >= w) {
+    throw config.error_at(
+        v.source == ValidationSource::count ? "validation.count" : "validation.fraction",
+        "holds out " + std::to_string(count) + " of the W = " + std::to_string(w) + " probes, leaving none to fit");
+  }
+  s.problem = hold_out(space, s.problem, count, mix_seed(v.seed, 4));
+  s.description += ", validation: " + std::to_string(count) + " held-out probes";
+}
+
 }  // namespace
 
 /// The problem (this rank's rows of it) and the initial model. Reading files runs inside `collectively`; the
@@ -206,18 +246,27 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
                     fmt::format(", noise {:g}, seed {}", syn.noise, syn.seed);
   } else {
     cli::collectively(comm, cli::fit_exit_code, [&] {
-      s.problem = load_data_problem(config, space, comm);
+      s.problem = load_data_problem(config, space, comm, config.data, "problem.data.file");
       for (auto const& w : s.problem.ww) s.mode_shapes.push_back(w.extent(1));
       check_model_ranks(config, s.mode_shapes);
     });
     s.description = "data: " + config.data.resolved_file + ", N = " + impl::shape_string(s.mode_shapes) +
                     ", W = " + std::to_string(s.problem.n_global_probes()) + ", K = " + std::to_string(s.problem.order);
   }
+  add_validation(config, space, comm, s);
   auto const& m = config.model;
+  std::optional<ResolvedRanks> range;
+  if (m.tucker_range) {
+    range = resolve_ranks(config, s.mode_shapes);
+    s.continuation = m.continuation;
+    s.continuation.max_tucker_ranks = range->max_tucker;
+    s.continuation.max_tt_ranks = range->max_tt;
+    check_fit_memory(config, s.mode_shapes, range->max_tucker, range->max_tt, "model.tt_ranks.max", 0, 0, "");
+  }
   switch (m.init) {
     case InitKind::random: {
-      auto const n = m.tucker_ranks ? *m.tucker_ranks : config.synthetic.tucker_ranks;
-      auto const r = m.tt_ranks ? *m.tt_ranks : config.synthetic.tt_ranks;
+      auto const n = range ? range->tucker : m.tucker_ranks ? *m.tucker_ranks : config.synthetic.tucker_ranks;
+      auto const r = range ? range->tt : m.tt_ranks ? *m.tt_ranks : config.synthetic.tt_ranks;
       check_fit_memory(config, s.mode_shapes, n, r, m.tt_ranks ? "model.tt_ranks" : "problem.synthetic.tt_ranks", 0, 0,
                        "");
       // A stream of its own: a random start never equals the planted T3, even with equal seeds and ranks.

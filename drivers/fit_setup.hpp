@@ -19,10 +19,11 @@ namespace t3k {
 namespace fit {
 
 struct Setup {
-  Problem problem;  ///< this rank's rows
+  Problem problem;  ///< this rank's rows (the training probes; the validation set, if any, in problem.validation)
   DeviceT3 x0;
   std::vector<std::size_t> mode_shapes;
-  std::string description;  ///< one line for the log and summary.yaml
+  std::string description;        ///< one line for the log and summary.yaml
+  RankContinuation continuation;  ///< rank continuation with its maximum ranks (off for fixed ranks)
 };
 
 /// Builds the problem and the initial model; refuses, before allocating, a model or probe set that does not fit

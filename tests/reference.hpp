@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -111,6 +112,19 @@ inline std::vector<double> subset_expansion_jet(std::vector<double> const& dense
     for (std::size_t j = 0; j < z.size(); ++j) z[j] += part[j];
   }
   return z;
+}
+
+/// ||a - b|| / ||b|| of two T3s as dense tensors.
+template <class X>
+double relative_dense_error(X const& a, X const& b) {
+  auto da = dense_tensor(host_t3(a));
+  auto db = dense_tensor(host_t3(b));
+  double num = 0, den = 0;
+  for (std::size_t e = 0; e < da.size(); ++e) {
+    num += (da[e] - db[e]) * (da[e] - db[e]);
+    den += db[e] * db[e];
+  }
+  return std::sqrt(num / den);
 }
 
 }  // namespace t3k_test

@@ -131,7 +131,7 @@ std::vector<std::string> history_without_time(std::string const& path) {
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> cells = csv_cells(line);
-    if (cells.size() != 8) {
+    if (cells.size() != 10) {
       ADD_FAILURE() << path << ": row '" << line << "' has " << cells.size() << " columns";
       continue;
     }
@@ -821,11 +821,13 @@ void optimizer_keys_match_the_documentation() {
 /// Every shipped example is a valid configuration.
 void shipped_examples_load() {
   std::string const examples = std::string(T3K_TESTDATA_DIR) + "/../../examples";
-  for (char const* name : {"quickstart", "newton_cg", "gradient_descent", "mc_sgd", "adam", "data_file"}) {
+  for (char const* name :
+       {"quickstart", "newton_cg", "gradient_descent", "mc_sgd", "adam", "data_file", "rank_continuation"}) {
     std::string const path = examples + "/" + name + ".yaml";
     try {
       auto const c = t3k::fit::load_config(path);
-      EXPECT_EQ(c.optimizer.name(), name == std::string("quickstart") || name == std::string("data_file")
+      EXPECT_EQ(c.optimizer.name(), name == std::string("quickstart") || name == std::string("data_file") ||
+                                            name == std::string("rank_continuation")
                                         ? std::string("newton_cg")
                                         : std::string(name));
       if (name == std::string("data_file")) {
@@ -835,6 +837,120 @@ void shipped_examples_load() {
       ADD_FAILURE() << e.what();
     }
   }
+}
+
+// A continuation run with held-out validation from ranks 1: it reports the chosen ranks, the rank steps and the
+// validation residual in every output; stopped right after the checkpoint of the last iteration of a stage and
+// resumed, it grows the ranks as the uninterrupted run did (model.h5 bitwise, history equal but for wall time).
+void continuation_run_reports_ranks_and_resumes_across_a_rank_step() {
+  ScratchDirectory dir;
+  std::string const config =
+      "problem:\n"
+      "  synthetic: {mode_shapes: [5, 4, 6], tucker_ranks: [2, 2, 2], tt_ranks: [1, 2, 2, 1], order: 1,\n"
+      "              n_probes: 80, seed: 4}\n"
+      "model:\n"
+      "  tucker_ranks: {start: 1, max: 3}\n"
+      "  tt_ranks: {start: 1, max: [1, 3, 3, 1]}\n"
+      "  continuation: {stage_iterations: 3}\n"
+      "  init: {random: {seed: 1}}\n"
+      "validation: {count: 16, seed: 2}\n"
+      "optimizer: {name: newton_cg, max_iterations: 40, tol_relative_residual: 1.0e-9}\n"
+      "output: {directory: out, checkpoint_every: 1}\n"
+      "kokkos: {threads: 1}\n";
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  write_file(dir.file("a/run.yaml"), config);
+  write_file(dir.file("b/run.yaml"), config);
+  auto const a = run_cli("fit " + quoted(dir.file("a/run.yaml")) + " --plain-log");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_NE(a.output.find("t3k fit: ranks: Tucker [2 x 2 x 2], TT [1 x 2 x 2 x 1], validation relative residual"),
+            std::string::npos)
+      << a.output;
+  std::string const summary = read_file(dir.file("a/out/summary.yaml"));
+  for (char const* part : {"rank_steps: [3,", "validation:", "n_probes: 16", "validation_relative_residual:"}) {
+    EXPECT_NE(summary.find(part), std::string::npos) << part << " in\n" << summary;
+  }
+  std::string const svg = read_file(dir.file("a/out/convergence.svg"));
+  for (char const* part : {"class=\"rank-step\"", "class=\"reference\"", "tol_relative_residual", ">validation<",
+                           "relative residual (log scale)", "run.yaml -&gt; out (newton_cg)"}) {
+    EXPECT_NE(svg.find(part), std::string::npos) << part;
+  }
+  auto const rows = history_without_time(dir.file("a/out/history.csv"));
+  ASSERT_GT(rows.size(), 5u);
+  // Row 1 (iteration 0): minibatch_loss nan (newton_cg), a finite validation residual, stage 0.
+  EXPECT_EQ(rows[1].substr(rows[1].size() - 3), ",0,") << rows[1];
+  EXPECT_EQ(rows[1].find(",nan,0,"), std::string::npos) << rows[1];
+
+  auto const killed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --quiet --stop-after 3");
+  ASSERT_EQ(killed.exit_code, 3) << killed.output;
+  auto const resumed = run_cli("fit " + quoted(dir.file("b/run.yaml")) + " --resume --quiet");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(t3_arrays(dir.file("a/out/model.h5")), t3_arrays(dir.file("b/out/model.h5")));
+  EXPECT_EQ(history_without_time(dir.file("a/out/history.csv")), history_without_time(dir.file("b/out/history.csv")));
+}
+
+// A data problem with its validation probes in a separate file (the same planted model at other probes), fitted
+// by rank continuation from ranks 1 without a random start's ranks: the held-out residual falls with the training
+// one; a validation file of other mode shapes is refused at validation.file.
+void data_problem_validates_on_a_separate_file() {
+  ScratchDirectory dir;
+  write_planted_data_file(dir.file("probes.h5"), 150, false);
+  write_planted_data_file(dir.file("held.h5"), 40, false);
+  std::string const config =
+      "problem:\n"
+      "  data: {file: probes.h5}\n"
+      "model:\n"
+      "  tucker_ranks: {max: 3}\n"
+      "  tt_ranks: {max: 3}\n"
+      "  init: {random: {seed: 9}}\n"
+      "validation: {file: held.h5}\n"
+      "optimizer: {name: newton_cg, max_iterations: 60, tol_relative_residual: 1.0e-9}\n"
+      "output: {directory: out}\n";
+  write_file(dir.file("run.yaml"), config);
+  auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string const summary = read_file(dir.file("out/summary.yaml"));
+  EXPECT_NE(summary.find("n_probes: 40"), std::string::npos) << summary;
+  EXPECT_LT(summary_value(summary, "final", "validation_relative_residual"), 1e-3) << summary;
+  io::Writer w(dir.file("other.h5"));
+  std::vector<double> const zeros(40 * 7, 0.0);
+  for (std::string const group : {"/probes/w/", "/probes/p/"}) {
+    w.write_raw(group + "0", {40, 7}, zeros.data());
+  }
+  w.write_raw("/jets/0", {40, 3, 7}, std::vector<double>(40 * 3 * 7, 0.0).data());
+  w.commit();
+  write_file(dir.file("bad.yaml"), std::string(config).replace(config.find("held.h5"), 7, "other.h5"));
+  auto const bad = run_cli("fit " + quoted(dir.file("bad.yaml")) + " --quiet");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("validation.file"), std::string::npos) << bad.output;
+  EXPECT_EQ(count_lines(bad.output), 1u) << bad.output;
+}
+
+void cli_reports_continuation_and_validation_errors() {
+  std::string const tail = "optimizer: {name: newton_cg}\noutput:\n  directory: out\n";
+  expect_cli_error(valid_head + "validation: {fraction: 0.2, cont: 3}\n" + tail, 9, 29, "validation.cont",
+                   "unknown key");
+  expect_cli_error(valid_head + "validation: {fraction: 0.2, count: 3}\n" + tail, 9, 13, "validation",
+                   "give exactly one of fraction, count or file");
+  expect_cli_error(valid_head + "validation: {fraction: 1.5}\n" + tail, 9, 24, "validation.fraction",
+                   "is out of range");
+  expect_cli_error(valid_head + "validation: {count: 50}\n" + tail, 9, 14, "validation.count",
+                   "must be below problem.synthetic.n_probes = 50");
+  std::string const head = valid_head.substr(0, valid_head.find("model:\n"));
+  expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: [1, 2, 2, 1]\n" +
+                       "  init: {random: {seed: 1}}\n" + tail,
+                   7, 1, "model.tt_ranks", "give both tucker_ranks and tt_ranks as lists");
+  expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 7}\n  tt_ranks: {max: 3}\n" +
+                       "  init: {random: {seed: 1}}\n" + tail,
+                   8, 28, "model.tucker_ranks.max", "above N_0 = 5");
+  expect_cli_error(head + "model:\n  continuation: {stage_iterations: 3}\n  init: {random: {seed: 1}}\n" + tail, 8, 3,
+                   "model.continuation", "needs model.tucker_ranks and model.tt_ranks given as {start, max}");
+  expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: {max: 3}\n" +
+                       "  continuation: {stage_iters: 3}\n  init: {random: {seed: 1}}\n" + tail,
+                   10, 18, "model.continuation.stage_iters", "unknown key");
+  expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: {max: [2, 3, 3, 1]}\n" +
+                       "  init: {random: {seed: 1}}\n" + tail,
+                   9, 14, "model.tt_ranks.max", "boundary TT ranks");
 }
 
 // ------------------------------------------------------------------------------------------------- fuzz
@@ -939,6 +1055,11 @@ TEST(FitDriver, DataProblemFromReferenceFileRunsFirstOrderMethods) {
   data_problem_reference_file_runs_each_first_order_method();
 }
 TEST(FitDriver, ResumedNewtonCgEqualsUninterruptedBitwise) { resume_newton_cg(); }
+TEST(FitDriver, ContinuationRunReportsRanksAndResumesAcrossARankStep) {
+  continuation_run_reports_ranks_and_resumes_across_a_rank_step();
+}
+TEST(FitDriver, CliReportsContinuationAndValidationErrors) { cli_reports_continuation_and_validation_errors(); }
+TEST(FitDriver, DataProblemValidatesOnASeparateFile) { data_problem_validates_on_a_separate_file(); }
 TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
 TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }
 TEST(FitDriver, ResumedAdamEqualsUninterruptedBitwise) { resume_adam(); }

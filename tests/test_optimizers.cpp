@@ -20,18 +20,6 @@ struct Planted {
   std::size_t order, n_probes;
 };
 
-template <class X>
-double relative_dense_error(X const& a, X const& b) {
-  auto da = dense_tensor(host_t3(a));
-  auto db = dense_tensor(host_t3(b));
-  double num = 0, den = 0;
-  for (std::size_t e = 0; e < da.size(); ++e) {
-    num += (da[e] - db[e]) * (da[e] - db[e]);
-    den += db[e] * db[e];
-  }
-  return std::sqrt(num / den);
-}
-
 // newton_cg from a nearby start reaches a relative residual below 1e-10 and recovers the planted tensor.
 template <class C>
 void newton_cg_recovers_planted_t3() {

@@ -7,6 +7,7 @@
 #include "t3k/algorithms/tangent_to_t3.hpp"
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/rank_continuation.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -50,6 +51,11 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
                                     TuckerTensorTrain<Scalar, MemorySpace> const& x0, AdamOptions const& options = {},
                                     CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::adam", problem, x0.mode_shapes());
+  if (options.common.continuation.enabled()) {
+    return impl::rank_continuation(
+        space, problem, x0, options, checkpoint,
+        [&](auto const& x, auto const& stage, auto const& control) { return adam(space, problem, x, stage, control); });
+  }
   auto const& o = options.common;
   // Sharded problems: every rank draws the same global batches and keeps the rows of its own shard.
   std::size_t const w = problem.n_global_probes();
@@ -57,7 +63,6 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   MinibatchSampler sampler(w, batch_size, o.seed);
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, batch_size);
   auto& result = session.result;
-  auto& keeper = session.keeper;
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
@@ -93,6 +98,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     second = resume->second_moments;
     sampler.restore(resume->sampler_state);
     session.resume_history(resume->history);
+    session.restore(*resume);
     first = resume->iteration + 1;
   } else {
     alpha = options.alpha_rel * double(t3k::norm(space, x0)) / std::sqrt(double(entries));
@@ -102,7 +108,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     } else {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
-    keeper.record(0, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
+    session.record(space, 0, x, true, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
   impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
   auto const make_checkpoint = [&](std::size_t it) {
@@ -111,6 +117,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     c.sampler_state = sampler.save();
     c.moment = copy_variation(space, m);
     c.second_moments = second;
+    session.save(c);
     return c;
   };
   result.reason = "maximum iterations reached";
@@ -153,7 +160,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     x = x_new;
     frame = frame_new;
     double const previous = full_loss;
-    if (it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations) {
+    bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
+    if (evaluated) {
       if (full) {
         // Into the step's residual, which the gradient above was the last to read.
         full_eval_at_x = evaluate_loss(space, problem, x, session.spare_residual);
@@ -162,7 +170,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
         full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
       }
     }
-    auto const& rec = keeper.record(it, full_loss, gnorm, step, scale * eval.loss);
+    auto const& rec = session.record(space, it, x, evaluated, full_loss, gnorm, step, scale * eval.loss);
     checkpoints.periodic(it, make_checkpoint);
     if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
       result.reason = "non-finite loss";
@@ -170,13 +178,17 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     }
     OptimizerOptions stop = o;
     stop.tol_decrease = 0;
+    if (session.validation_stop(result.reason)) {
+      result.converged = true;
+      break;
+    }
     if (impl::should_stop(stop, rec, g0, previous, 0, result.reason)) {
       result.converged = true;
       break;
     }
   }
   checkpoints.at_stop(result.history, make_checkpoint);
-  result.x = x;
+  session.finish(x);
   return std::move(result);
 }
 

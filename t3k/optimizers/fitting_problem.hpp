@@ -16,11 +16,13 @@
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/impl/host_random.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace t3k {
@@ -41,6 +43,9 @@ struct FittingProblem {
   Communicator comm;              ///< ranks sharing the probe set (default: this process alone)
   std::size_t global_offset = 0;  ///< index of this rank's first row in the whole probe set
   std::size_t global_probes = 0;  ///< W of all ranks together; 0 means n_probes() (an unsharded problem)
+  /// Held-out probes (optional): their relative residual is recorded whenever the loss is evaluated, and
+  /// OptimizerOptions::validation_patience stops on it. Sharded like this problem (same communicator).
+  std::shared_ptr<FittingProblem const> validation;
 
   /// Rows held by this rank.
   std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
@@ -335,5 +340,41 @@ FittingProblem<Scalar, MemorySpace> minibatch_problem(ExecutionSpace const& spac
 }
 
 }  // namespace impl
+
+/// Splits off `count` held-out probes: drawn by `seed` among the global probe indices 0..W-1 (a seeded partial
+/// Fisher-Yates shuffle on the host), so the same probes are held out on every rank layout. Returns the training
+/// problem (the other probes, in their order) with the held-out ones as its `validation`, both sharded like
+/// `problem`. **Blocking:** no. **Throws:** InvalidArgument unless 1 <= count < W.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FittingProblem<Scalar, MemorySpace> hold_out(ExecutionSpace const& space,
+                                             FittingProblem<Scalar, MemorySpace> const& problem, std::size_t count,
+                                             std::uint64_t seed) {
+  std::size_t const w = problem.n_global_probes();
+  if (count == 0 || count >= w) {
+    throw InvalidArgument(impl::concat("t3k::hold_out: holding out ", count, " of ", w,
+                                       " probes leaves none to fit or none to validate (need 1 <= count < W)"));
+  }
+  std::vector<std::size_t> order(w);
+  for (std::size_t k = 0; k < w; ++k) order[k] = k;
+  impl::HostNormalGenerator gen(seed);
+  for (std::size_t k = 0; k < count; ++k) {
+    std::size_t const j = k + std::size_t(gen.next() % (w - k));
+    std::swap(order[k], order[j]);
+  }
+  std::vector<bool> held(w, false);
+  for (std::size_t k = 0; k < count; ++k) held[order[k]] = true;
+  std::vector<std::size_t> train_rows, validation_rows;
+  for (std::size_t k = 0; k < w; ++k) (held[k] ? validation_rows : train_rows).push_back(k);
+  auto train = impl::minibatch_problem(space, problem, train_rows);
+  auto validation = impl::minibatch_problem(space, problem, validation_rows);
+  train.comm = problem.comm;
+  validation.comm = problem.comm;
+  if (problem.comm.size() == 1) {
+    train.global_offset = validation.global_offset = 0;
+    train.global_probes = validation.global_probes = 0;
+  }
+  train.validation = std::make_shared<FittingProblem<Scalar, MemorySpace> const>(std::move(validation));
+  return train;
+}
 
 }  // namespace t3k

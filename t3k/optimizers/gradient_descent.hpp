@@ -3,6 +3,7 @@
 /// Riemannian gradient descent with Armijo backtracking (docs/math.md).
 
 #include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/rank_continuation.hpp"
 
 namespace t3k {
 
@@ -15,10 +16,15 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
                                                 GradientDescentOptions const& options = {},
                                                 CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::gradient_descent", problem, x0.mode_shapes());
+  if (options.common.continuation.enabled()) {
+    return impl::rank_continuation(space, problem, x0, options, checkpoint,
+                                   [&](auto const& x, auto const& stage, auto const& control) {
+                                     return gradient_descent(space, problem, x, stage, control);
+                                   });
+  }
   auto const& o = options.common;
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
   auto& result = session.result;
-  auto& keeper = session.keeper;
   ChunkSize const chunk = session.chunk;
   double const eps = std::numeric_limits<Scalar>::epsilon();
 
@@ -34,16 +40,18 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     x0_norm = impl::checkpoint_scalar(*resume, "x0_norm");
     g0 = impl::checkpoint_scalar(*resume, "g0");
     session.resume_history(resume->history);
+    session.restore(*resume);
     first = resume->iteration + 1;
   } else {
     x0_norm = double(t3k::norm(space, x0));
     g0 = gnorm;
-    keeper.record(0, point.eval.loss, gnorm, 0);
+    session.record(space, 0, point.x, true, point.eval.loss, gnorm, 0);
   }
   impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
   auto const make_checkpoint = [&](std::size_t it) {
     auto c = impl::begin_checkpoint("gradient_descent", it, point.x, result.history);
     c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}};
+    session.save(c);
     return c;
   };
   result.reason = "maximum iterations reached";
@@ -84,15 +92,19 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     point = std::move(trial);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
-    auto const& rec = keeper.record(it, point.eval.loss, gnorm, step);
+    auto const& rec = session.record(space, it, point.x, true, point.eval.loss, gnorm, step);
     checkpoints.periodic(it, make_checkpoint);
+    if (session.validation_stop(result.reason)) {
+      result.converged = true;
+      break;
+    }
     if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
       result.converged = std::isfinite(rec.loss);
       break;
     }
   }
   checkpoints.at_stop(result.history, make_checkpoint);
-  result.x = point.x;
+  session.finish(point.x);
   return std::move(result);
 }
 

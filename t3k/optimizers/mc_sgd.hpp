@@ -4,6 +4,7 @@
 
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/rank_continuation.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -55,13 +56,18 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
                                       McSgdOptions const& options = {},
                                       CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::mc_sgd", problem, x0.mode_shapes());
+  if (options.common.continuation.enabled()) {
+    return impl::rank_continuation(space, problem, x0, options, checkpoint,
+                                   [&](auto const& x, auto const& stage, auto const& control) {
+                                     return mc_sgd(space, problem, x, stage, control);
+                                   });
+  }
   auto const& o = options.common;
   // Every rank draws the same global batches from the same seed and keeps the rows of its own shard.
   std::size_t const w = problem.n_global_probes();
   MinibatchSampler sampler(w, options.batch_size, o.seed);
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, sampler.batch_size());
   auto& result = session.result;
-  auto& keeper = session.keeper;
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
@@ -78,6 +84,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     g0 = impl::checkpoint_scalar(*resume, "g0");
     sampler.restore(resume->sampler_state);
     session.resume_history(resume->history);
+    session.restore(*resume);
     first = resume->iteration + 1;
   } else {
     full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
@@ -92,13 +99,14 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       }
       alpha0 = lambda > 0 ? options.step_safety / lambda : 1.0;
     }
-    keeper.record(0, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
+    session.record(space, 0, x, true, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
   impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
   auto const make_checkpoint = [&](std::size_t it) {
     auto c = impl::begin_checkpoint("mc_sgd", it, x, result.history);
     c.scalars = {{"full_loss", full_loss}, {"alpha0", alpha0}, {"g0", g0}};
     c.sampler_state = sampler.save();
+    session.save(c);
     return c;
   };
   result.reason = "maximum iterations reached";
@@ -116,10 +124,11 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     x = retract(space, frame, impl::scaled(space, g, -alpha));
     frame = orthogonal_frame(space, x);
     double const previous = full_loss;
-    if (it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations) {
+    bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
+    if (evaluated) {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
-    auto const& rec = keeper.record(it, full_loss, gnorm, alpha * gnorm, scale * eval.loss);
+    auto const& rec = session.record(space, it, x, evaluated, full_loss, gnorm, alpha * gnorm, scale * eval.loss);
     checkpoints.periodic(it, make_checkpoint);
     if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
       result.reason = "non-finite loss";
@@ -127,13 +136,17 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     }
     OptimizerOptions stop = o;
     stop.tol_decrease = 0;  // the full loss is not evaluated every step
+    if (session.validation_stop(result.reason)) {
+      result.converged = true;
+      break;
+    }
     if (impl::should_stop(stop, rec, g0, previous, 0, result.reason)) {
       result.converged = true;
       break;
     }
   }
   checkpoints.at_stop(result.history, make_checkpoint);
-  result.x = x;
+  session.finish(x);
   return std::move(result);
 }
 

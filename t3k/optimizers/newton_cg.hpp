@@ -3,6 +3,7 @@
 /// Riemannian Gauss-Newton with conjugate gradients on the tangent space (docs/math.md).
 
 #include "t3k/optimizers/optimizer_common.hpp"
+#include "t3k/optimizers/rank_continuation.hpp"
 
 namespace t3k {
 
@@ -17,6 +18,12 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
                                          NewtonCgOptions const& options = {},
                                          CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::newton_cg", problem, x0.mode_shapes());
+  if (options.common.continuation.enabled()) {
+    return impl::rank_continuation(space, problem, x0, options, checkpoint,
+                                   [&](auto const& x, auto const& stage, auto const& control) {
+                                     return newton_cg(space, problem, x, stage, control);
+                                   });
+  }
   auto const& o = options.common;
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
   auto& result = session.result;
@@ -37,11 +44,12 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     g0 = impl::checkpoint_scalar(*resume, "g0");
     lambda = impl::checkpoint_scalar(*resume, "lambda");
     session.resume_history(resume->history);
+    session.restore(*resume);
     first = resume->iteration + 1;
   } else {
     x0_norm = double(t3k::norm(space, x0));
     g0 = gnorm;
-    keeper.record(0, point.eval.loss, gnorm, 0);
+    session.record(space, 0, point.x, true, point.eval.loss, gnorm, 0);
     if (options.levenberg_marquardt && gnorm > 0) {
       auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
       lambda = options.lambda_rel * double(variation_dot(space, g, gg)) / (gnorm * gnorm);
@@ -51,6 +59,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
   auto const make_checkpoint = [&](std::size_t it) {
     auto c = impl::begin_checkpoint("newton_cg", it, point.x, result.history);
     c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}, {"lambda", lambda}};
+    session.save(c);
     return c;
   };
   result.reason = "maximum iterations reached";
@@ -121,15 +130,19 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     point = std::move(trial);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
-    auto const& rec = keeper.record(it, point.eval.loss, gnorm, step);
+    auto const& rec = session.record(space, it, point.x, true, point.eval.loss, gnorm, step);
     checkpoints.periodic(it, make_checkpoint);
+    if (session.validation_stop(result.reason)) {
+      result.converged = true;
+      break;
+    }
     if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
       result.converged = std::isfinite(rec.loss);
       break;
     }
   }
   checkpoints.at_stop(result.history, make_checkpoint);
-  result.x = point.x;
+  session.finish(point.x);
   return std::move(result);
 }
 

@@ -33,6 +33,10 @@ struct IterationRecord {
   double elapsed_seconds = 0;  ///< wall time since the fit started (continued across a resume)
   std::size_t chunk_size = 0;  ///< probes per J^T pass actually used
   double minibatch_loss = std::numeric_limits<double>::quiet_NaN();  ///< minibatch optimizers only
+  /// sqrt(loss on the validation set / its loss of X = 0), evaluated with the full loss; NaN without validation set
+  double validation_relative_residual = std::numeric_limits<double>::quiet_NaN();
+  std::size_t rank_stage = 0;  ///< rank continuation: the stage (0 for the start ranks); a new stage starts with
+                               ///< a record of the grown point at the iteration the previous stage ended
 };
 
 /// Everything an optimizer needs to continue exactly where it stopped: resuming from a checkpoint reproduces the
@@ -47,6 +51,9 @@ struct OptimizerCheckpoint {
   T3Variation<Scalar, MemorySpace> moment;   ///< adam's first moment at x's frame (empty otherwise)
   std::vector<double> second_moments;        ///< adam's per-core second moments
   std::vector<IterationRecord> history;      ///< history up to `iteration`
+  TuckerTensorTrain<Scalar, MemorySpace> best_x;  ///< best point on validation so far (empty: none kept)
+  /// Rank continuation: the best model of the finished stages (empty: none); the stage state is in `scalars`.
+  TuckerTensorTrain<Scalar, MemorySpace> stage_best_x;
 };
 
 /// Checkpointing controls shared by every optimizer.
@@ -65,8 +72,10 @@ struct FitResult {
   std::vector<IterationRecord> history;      ///< one record per iteration, from 0
   bool converged = false;          ///< stopped by a tolerance or at rounding level (not by max_iterations or a failure)
   std::string reason;              ///< why it stopped
-  std::size_t chunk_size = 0;      ///< probes per J^T pass used throughout
-  std::vector<std::string> notes;  ///< e.g. rank clipping at x0
+  std::size_t chunk_size = 0;      ///< probes per J^T pass used (rank continuation: of the last stage)
+  std::vector<std::string> notes;  ///< e.g. rank clipping at x0, rank steps
+  /// Validation relative residual of `x` (NaN without a validation set).
+  double validation_relative_residual = std::numeric_limits<double>::quiet_NaN();
 };
 
 namespace impl {
@@ -129,6 +138,16 @@ std::vector<std::string> rank_clipping_notes(TuckerTensorTrain<Scalar, MemorySpa
   return notes;
 }
 
+/// Checks that a checkpoint belongs to this optimizer and returns the named scalar.
+template <class Scalar, class MemorySpace>
+double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& name) {
+  auto it = c.scalars.find(name);
+  if (it == c.scalars.end()) {
+    throw InvalidArgument("t3k: checkpoint of " + c.optimizer + " lacks the value '" + name + "'");
+  }
+  return it->second;
+}
+
 /// Records and reports one iteration; returns the record.
 struct HistoryKeeper {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -136,6 +155,7 @@ struct HistoryKeeper {
   std::size_t chunk = 0;
   std::vector<IterationRecord>* history = nullptr;
   std::function<void(IterationRecord const&)> const* callback = nullptr;
+  double next_validation = std::numeric_limits<double>::quiet_NaN();  ///< the validation residual to record
 
   IterationRecord const& record(std::size_t iteration, double loss, double gradient_norm, double step,
                                 double minibatch_loss = std::numeric_limits<double>::quiet_NaN()) {
@@ -148,6 +168,7 @@ struct HistoryKeeper {
     rec.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     rec.chunk_size = chunk;
     rec.minibatch_loss = minibatch_loss;
+    rec.validation_relative_residual = next_validation;
     history->push_back(rec);
     if (callback && *callback) (*callback)(rec);
     return history->back();
@@ -166,6 +187,14 @@ struct FitSession {
   /// and the residual of the last point left behind, which the next line search overwrites.
   TangentProbeJets<Scalar, MemorySpace> jv_buffer;
   ProbeJets<Scalar, MemorySpace> spare_residual;
+  /// Validation: its loss of X = 0, the last value, and the best point on it with the evaluations since.
+  double validation_zero_loss = 0;
+  double last_validation = std::numeric_limits<double>::quiet_NaN();
+  double best_validation = std::numeric_limits<double>::infinity();
+  std::size_t evaluations_without_best = 0;
+  TuckerTensorTrain<Scalar, MemorySpace> best_x;
+  FittingProblem<Scalar, MemorySpace> const* problem_ = nullptr;
+  std::size_t patience = 0;
 
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
@@ -177,6 +206,62 @@ struct FitSession {
     keeper.chunk = rows;
     keeper.history = &result.history;
     keeper.callback = &o.callback;
+    problem_ = &problem;
+    patience = o.validation_patience;
+    if (problem.validation) validation_zero_loss = zero_model_loss(space, *problem.validation);
+  }
+
+  /// Records iteration `iteration` at x. `evaluated`: the loss was evaluated at x now, so the validation residual
+  /// is too (otherwise the last one is repeated, as the loss is).
+  template <class ExecutionSpace>
+  IterationRecord const& record(ExecutionSpace const& space, std::size_t iteration,
+                                TuckerTensorTrain<Scalar, MemorySpace> const& x, bool evaluated, double loss,
+                                double gradient_norm, double step,
+                                double minibatch_loss = std::numeric_limits<double>::quiet_NaN()) {
+    if (problem_->validation && evaluated) {
+      double const v = evaluate_loss(space, *problem_->validation, x).loss;
+      last_validation =
+          validation_zero_loss > 0 ? std::sqrt(std::max(v, 0.0) / validation_zero_loss) : std::sqrt(std::max(v, 0.0));
+      if (last_validation < best_validation) {
+        best_validation = last_validation;
+        best_x = x;  // iterates are new T3s, never written in place
+        evaluations_without_best = 0;
+      } else {
+        ++evaluations_without_best;
+      }
+    }
+    keeper.next_validation = last_validation;
+    return keeper.record(iteration, loss, gradient_norm, step, minibatch_loss);
+  }
+
+  /// Early stopping on validation: sets `reason` and returns true to stop.
+  bool validation_stop(std::string& reason) const {
+    if (patience == 0 || evaluations_without_best < patience) return false;
+    reason = "validation stopped improving";
+    return true;
+  }
+
+  /// What a checkpoint needs to resume the validation state.
+  void save(OptimizerCheckpoint<Scalar, MemorySpace>& c) const {
+    if (!problem_->validation) return;
+    c.scalars["validation_last"] = last_validation;
+    c.scalars["validation_best"] = best_validation;
+    c.scalars["validation_without_best"] = double(evaluations_without_best);
+    c.best_x = best_x;
+  }
+  void restore(OptimizerCheckpoint<Scalar, MemorySpace> const& c) {
+    if (!problem_->validation) return;
+    last_validation = checkpoint_scalar(c, "validation_last");
+    best_validation = checkpoint_scalar(c, "validation_best");
+    evaluations_without_best = std::size_t(checkpoint_scalar(c, "validation_without_best"));
+    best_x = c.best_x;
+  }
+
+  /// Stores the fit's point: the best on validation when early stopping is on, else `x`.
+  void finish(TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+    bool const best = patience > 0 && best_x.n_modes() > 0;
+    result.x = best ? best_x : x;
+    result.validation_relative_residual = best ? best_validation : last_validation;
   }
   FitSession(FitSession const&) = delete;
   FitSession& operator=(FitSession const&) = delete;
@@ -237,16 +322,6 @@ OptimizerCheckpoint<Scalar, MemorySpace> begin_checkpoint(char const* optimizer,
   c.x = x;
   c.history = history;
   return c;
-}
-
-/// Checks that a checkpoint belongs to this optimizer and returns the named scalar.
-template <class Scalar, class MemorySpace>
-double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& name) {
-  auto it = c.scalars.find(name);
-  if (it == c.scalars.end()) {
-    throw InvalidArgument("t3k: checkpoint of " + c.optimizer + " lacks the value '" + name + "'");
-  }
-  return it->second;
 }
 
 template <class Scalar, class MemorySpace>

@@ -9,10 +9,27 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace t3k {
 
 struct IterationRecord;  // optimizer_common.hpp
+
+/// Rank continuation (docs/math.md, rank continuation): the fit starts at x0's ranks and grows them stage by stage up
+/// to the maximum ranks. Off while max_tucker_ranks is empty (the fit keeps x0's ranks).
+struct RankContinuation {
+  std::vector<std::size_t> max_tucker_ranks;  ///< d entries (empty: continuation off)
+  std::vector<std::size_t> max_tt_ranks;      ///< d + 1 entries, boundary entries equal to x0's
+  std::size_t stage_iterations = 50;          ///< iteration cap of one stage
+  /// A stage has stalled when one iteration lowers the loss by less than this fraction (newton_cg and
+  /// gradient_descent; mc_sgd and adam run each stage to stage_iterations).
+  double stage_tol_decrease = 1e-2;
+  /// A rank is in use when its singular value exceeds rank_rtol times the largest one of its unfolding; only ranks
+  /// all of whose values are in use grow, and unused ones are dropped when the continuation ends.
+  double rank_rtol = 1e-6;
+  std::size_t rank_step = 1;  ///< ranks added to a growing mode or bond per step
+  bool enabled() const { return !max_tucker_ranks.empty(); }
+};
 
 /// Controls common to every optimizer. Tolerances of 0 are off.
 struct OptimizerOptions {
@@ -24,6 +41,11 @@ struct OptimizerOptions {
   std::uint64_t seed = 0;                                ///< minibatches and any other randomness
   ChunkSize chunk_size = ChunkSize::automatic();         ///< probes per J^T pass, fixed for the whole fit
   std::function<void(IterationRecord const&)> callback;  ///< called after every iteration
+  /// Early stopping on the problem's validation set (FittingProblem::validation): stop after this many evaluations
+  /// of the validation residual without a new best, and return the best model on it. 0: off (the validation
+  /// residual is still recorded, and the last iterate returned).
+  std::size_t validation_patience = 0;
+  RankContinuation continuation;  ///< grow the ranks from x0's (off by default)
 };
 
 /// Options of newton_cg (docs/math.md).

@@ -327,6 +327,11 @@ void sharded_fit_equals_single_process_fit(char const* name, std::size_t w, doub
   double const scale = a.history.empty() ? 1.0 : a.history.front().loss;
   for (std::size_t k = 0; k < std::min(a.history.size(), b.history.size()); ++k) {
     EXPECT_LE(std::abs(b.history[k].loss - a.history[k].loss), 1e-10 * scale) << name << " iteration " << k;
+    if (std::isfinite(a.history[k].validation_relative_residual)) {
+      EXPECT_NEAR(b.history[k].validation_relative_residual, a.history[k].validation_relative_residual,
+                  1e-10 * a.history[k].validation_relative_residual)
+          << name << " validation, record " << k;
+    }
     trace.push_back(b.history[k].loss);
     trace.push_back(b.history[k].gradient_norm);
     trace.push_back(b.history[k].step);
@@ -354,6 +359,26 @@ void newton_cg_fit_is_the_single_process_fit() {
                                           o.common.max_iterations = 6;
                                           o.levenberg_marquardt = true;
                                           return t3k::newton_cg(space, p, x0, o);
+                                        });
+}
+
+// Held-out validation (chosen by global probe index, so the same probes on every layout) and rank continuation
+// from ranks 1: the sharded fit is the single-process fit, validation residuals included.
+void continuation_with_validation_is_the_single_process_fit() {
+  sharded_fit_equals_single_process_fit("newton_cg (rank continuation, held-out validation)", 90, 0.01,
+                                        [](auto const& space, auto const& p, auto const& x0) {
+                                          auto const train = t3k::hold_out(space, p, 20, 7);
+                                          auto const big_n = x0.mode_shapes();
+                                          auto x1 = t3k::random_t3<S>(space, big_n, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 45);
+                                          t3k::NewtonCgOptions o;
+                                          o.common.max_iterations = 12;
+                                          o.common.continuation.max_tucker_ranks = {3, 3, 3, 3};
+                                          o.common.continuation.max_tt_ranks = {1, 3, 3, 3, 1};
+                                          o.common.continuation.stage_iterations = 4;
+                                          auto fit = t3k::newton_cg(space, train, x1, o);
+                                          for (auto const& r : fit.history)
+                                            EXPECT_TRUE(std::isfinite(r.validation_relative_residual));
+                                          return fit;
                                         });
 }
 
@@ -482,6 +507,9 @@ TEST(MpiSharding, SummedTransposeEqualsSingleProcessTranspose) { summed_transpos
 TEST(MpiSharding, PerProbeTransposeStaysSharded) { per_probe_transpose_stays_sharded(); }
 TEST(MpiSharding, LossesAndProductsReduceAcrossRanks) { losses_and_products_reduce_across_ranks(); }
 TEST(MpiSharding, NewtonCgFitIsTheSingleProcessFit) { newton_cg_fit_is_the_single_process_fit(); }
+TEST(MpiSharding, ContinuationWithValidationIsTheSingleProcessFit) {
+  continuation_with_validation_is_the_single_process_fit();
+}
 TEST(MpiSharding, GradientDescentFitIsTheSingleProcessFit) { gradient_descent_fit_is_the_single_process_fit(); }
 TEST(MpiSharding, McSgdFitIsTheSingleProcessFit) { mc_sgd_fit_is_the_single_process_fit(); }
 TEST(MpiSharding, AdamFitIsTheSingleProcessFit) { adam_fit_is_the_single_process_fit(); }

@@ -1,0 +1,392 @@
+#pragma once
+/// \file rank_continuation.hpp
+/// Rank continuation (docs/math.md): fit at the current ranks until the stage converges or stalls, grow the ranks
+/// whose singular values are all in use, embed the iterate exactly at the larger ranks, and continue; at the end
+/// drop ranks the model does not use. The optimizers run it when OptimizerOptions::continuation is enabled, each
+/// stage being an ordinary fit of that optimizer at fixed ranks.
+
+#include "t3k/algorithms/orthogonalize.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
+#include "t3k/optimizers/optimizer_common.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace t3k {
+
+namespace impl {
+
+/// Appends rows to `u` (rows 0..n_old-1 given, (n, N) in all) that are orthonormal to each other and to the span of
+/// the given rows: unit vectors e_j orthogonalized (twice) against the basis so far, in order of j, taking the first
+/// that keep a good part of their length.
+template <class Scalar>
+void complete_rows(HostMatrix<Scalar> const& u, std::size_t n_old) {
+  std::size_t const n = u.extent(0), big_n = u.extent(1);
+  std::vector<std::vector<double>> basis;
+  auto orthogonalize = [&](std::vector<double>& v) {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (auto const& q : basis) {
+        double dot = 0;
+        for (std::size_t j = 0; j < big_n; ++j) dot += q[j] * v[j];
+        for (std::size_t j = 0; j < big_n; ++j) v[j] -= dot * q[j];
+      }
+    }
+    double sq = 0;
+    for (double e : v) sq += e * e;
+    return std::sqrt(sq);
+  };
+  auto add = [&](std::vector<double> v, double threshold) {
+    double const norm = orthogonalize(v);
+    if (!(norm > threshold)) return false;
+    for (double& e : v) e /= norm;
+    basis.push_back(std::move(v));
+    return true;
+  };
+  for (std::size_t a = 0; a < n_old; ++a) {
+    std::vector<double> v(big_n);
+    double sq = 0;
+    for (std::size_t j = 0; j < big_n; ++j) sq += double(u(a, j)) * double(u(a, j));
+    for (std::size_t j = 0; j < big_n; ++j) v[j] = double(u(a, j));
+    add(v, 1e-12 * std::sqrt(sq));
+  }
+  std::size_t next = n_old;
+  for (double threshold : {0.5, 1e-6}) {
+    for (std::size_t j = 0; j < big_n && next < n; ++j) {
+      std::vector<double> e(big_n, 0.0);
+      e[j] = 1;
+      if (add(e, threshold)) {
+        for (std::size_t k = 0; k < big_n; ++k) u(next, k) = Scalar(basis.back()[k]);
+        ++next;
+      }
+    }
+  }
+}
+
+/// Clips ranks to what a T3 of mode shapes `big_n` can hold, to a fixed point: n_i <= min(N_i, r_i r_{i+1}),
+/// r_e <= r_{e-1} n_{e-1} and r_e <= n_e r_{e+1}.
+inline void clip_to_feasible(std::vector<std::size_t> const& big_n, std::vector<std::size_t>& n,
+                             std::vector<std::size_t>& r) {
+  std::size_t const d = n.size();
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto lower = [&changed](std::size_t& v, std::size_t cap) {
+      if (v > cap) {
+        v = cap;
+        changed = true;
+      }
+    };
+    for (std::size_t i = 0; i < d; ++i) lower(n[i], std::min(big_n[i], r[i] * r[i + 1]));
+    for (std::size_t e = 1; e < d; ++e) lower(r[e], std::min(r[e - 1] * n[e - 1], n[e] * r[e + 1]));
+  }
+}
+
+/// How many singular values are in use: those above rtol times the largest.
+template <class Scalar>
+std::size_t ranks_in_use(std::vector<Scalar> const& sigma, double rtol) {
+  std::size_t k = 0;
+  while (k < sigma.size() && double(sigma[k]) > rtol * double(sigma[0])) ++k;
+  return k;
+}
+
+/// Ranks of the next stage (docs/math.md, rank continuation): a Tucker mode or TT bond grows by `rank_step`, up to
+/// its maximum, when all its singular values in the T3-SVD of x are in use (above rank_rtol times the largest);
+/// then the ranks are clipped to feasible ones. Returns false when no rank grows.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                 RankContinuation const& c, std::vector<std::size_t>& n, std::vector<std::size_t>& r) {
+  auto const sv = t3_svd(space, x, T3SvdOptions{});
+  auto const n0 = x.tucker_ranks();
+  auto const r0 = x.tt_ranks();
+  n = n0;
+  r = r0;
+  std::size_t const d = n.size();
+  for (std::size_t i = 0; i < d; ++i) {
+    if (ranks_in_use(sv.tucker_singular_values[i], c.rank_rtol) >= n0[i]) {
+      n[i] = std::min(c.max_tucker_ranks[i], n0[i] + c.rank_step);
+    }
+  }
+  for (std::size_t e = 1; e < d; ++e) {
+    if (ranks_in_use(sv.tt_singular_values[e - 1], c.rank_rtol) >= r0[e]) {
+      r[e] = std::min(c.max_tt_ranks[e], r0[e] + c.rank_step);
+    }
+  }
+  clip_to_feasible(x.mode_shapes(), n, r);
+  for (std::size_t i = 0; i < d; ++i) n[i] = std::max(n[i], n0[i]);
+  for (std::size_t e = 0; e <= d; ++e) r[e] = std::max(r[e], r0[e]);
+  return n != n0 || r != r0;
+}
+
+template <class Scalar, class MemorySpace>
+void check_continuation(std::string const& where, RankContinuation const& c,
+                        TuckerTensorTrain<Scalar, MemorySpace> const& x0) {
+  auto const n = x0.tucker_ranks();
+  auto const r = x0.tt_ranks();
+  auto const big_n = x0.mode_shapes();
+  std::size_t const d = n.size();
+  if (c.max_tucker_ranks.size() != d || c.max_tt_ranks.size() != d + 1) {
+    throw DimensionMismatch(concat(where, ": continuation.max_tucker_ranks has ", c.max_tucker_ranks.size(),
+                                   " entries and max_tt_ranks ", c.max_tt_ranks.size(), ", expected d = ", d,
+                                   " and d + 1 = ", d + 1));
+  }
+  for (std::size_t i = 0; i < d; ++i) {
+    if (c.max_tucker_ranks[i] < n[i] || c.max_tucker_ranks[i] > big_n[i]) {
+      throw InvalidArgument(concat(where, ": continuation.max_tucker_ranks[", i, "] = ", c.max_tucker_ranks[i],
+                                   " must be between x0's Tucker rank ", n[i], " and N_", i, " = ", big_n[i]));
+    }
+  }
+  for (std::size_t e = 0; e <= d; ++e) {
+    bool const boundary = e == 0 || e == d;
+    if (c.max_tt_ranks[e] < r[e] || (boundary && c.max_tt_ranks[e] != r[e])) {
+      throw InvalidArgument(concat(where, ": continuation.max_tt_ranks[", e, "] = ", c.max_tt_ranks[e], " must be ",
+                                   boundary ? "equal to" : "at least", " x0's TT rank ", r[e]));
+    }
+  }
+  if (c.stage_iterations == 0 || c.rank_step == 0 || !(c.rank_rtol >= 0) || !(c.stage_tol_decrease >= 0)) {
+    throw InvalidArgument(where +
+                          ": continuation needs stage_iterations >= 1, rank_step >= 1, rank_rtol >= 0 and "
+                          "stage_tol_decrease >= 0");
+  }
+}
+
+/// Why a stage ended, as a checkpoint stores it.
+inline double stage_outcome_code(std::string const& reason) {
+  if (reason == "relative residual below tolerance") return 1;
+  if (reason == "non-finite loss") return 2;
+  if (reason == "validation stopped improving") return 3;
+  return 0;
+}
+inline std::string stage_outcome_reason(double code) {
+  if (code == 1) return "relative residual below tolerance";
+  if (code == 2) return "non-finite loss";
+  if (code == 3) return "validation stopped improving";
+  return "stage converged";
+}
+
+template <class Scalar, class MemorySpace>
+bool same_ranks(TuckerTensorTrain<Scalar, MemorySpace> const& a, TuckerTensorTrain<Scalar, MemorySpace> const& b) {
+  return a.tucker_ranks() == b.tucker_ranks() && a.tt_ranks() == b.tt_ranks();
+}
+
+/// The continuation loop around `run(x, stage_options, stage_checkpoint)`, a fit of one stage at x's ranks.
+/// Global iterations run on across stages; each stage's records carry rank_stage. Checkpoints are those of the
+/// stage's optimizer, plus the stage state (continuation_* scalars, stage_best_x) and the global history; the
+/// checkpoint of a stage's last iteration is marked done, so that a resumed run grows the ranks as the
+/// uninterrupted one did.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class Options, class Run>
+FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
+                                                 FittingProblem<Scalar, MemorySpace> const& problem,
+                                                 TuckerTensorTrain<Scalar, MemorySpace> const& x0,
+                                                 Options const& options,
+                                                 CheckpointControl<Scalar, MemorySpace> const& checkpoint, Run&& run) {
+  using T3 = TuckerTensorTrain<Scalar, MemorySpace>;
+  using Checkpoint = OptimizerCheckpoint<Scalar, MemorySpace>;
+  auto const& o = options.common;
+  auto const& c = o.continuation;
+  check_continuation("t3k::rank_continuation", c, x0);
+  auto const start = std::chrono::steady_clock::now();
+  FitResult<Scalar, MemorySpace> result;
+  auto& history = result.history;
+  std::size_t stage = 0, stage_start = 0;
+  bool polish = false, done = false;
+  double best_validation = std::numeric_limits<double>::infinity();
+  std::size_t stages_without_best = 0;
+  T3 stage_best_x;
+  T3 x = x0;
+  std::optional<Checkpoint> inner_resume;
+  double done_outcome = 0;
+  if (auto const* resume = checkpoint.resume_from) {
+    stage = std::size_t(checkpoint_scalar(*resume, "continuation_stage"));
+    stage_start = std::size_t(checkpoint_scalar(*resume, "continuation_stage_start"));
+    polish = checkpoint_scalar(*resume, "continuation_polish") != 0;
+    done = checkpoint_scalar(*resume, "continuation_stage_done") != 0;
+    done_outcome = checkpoint_scalar(*resume, "continuation_stage_outcome");
+    best_validation = checkpoint_scalar(*resume, "continuation_best_validation");
+    stages_without_best = std::size_t(checkpoint_scalar(*resume, "continuation_stages_without_best"));
+    stage_best_x = resume->stage_best_x;
+    history = resume->history;
+    x = resume->x;
+    inner_resume = *resume;
+    inner_resume->iteration -= stage_start;
+    inner_resume->history.clear();
+    for (auto rec : resume->history) {
+      if (rec.rank_stage != stage) continue;
+      rec.iteration -= stage_start;
+      inner_resume->history.push_back(rec);
+    }
+  }
+  std::optional<Checkpoint> pending;  // the checkpoint of the last recorded iteration, written once it is known
+  auto write_pending = [&](bool stage_done, double outcome) {
+    if (!pending) return;
+    pending->scalars["continuation_stage_done"] = stage_done ? 1 : 0;
+    pending->scalars["continuation_stage_outcome"] = outcome;
+    Checkpoint out = std::move(*pending);
+    pending.reset();
+    checkpoint.write(out);
+  };
+  Options stage_options = options;
+  stage_options.common.continuation = RankContinuation{};
+  CheckpointControl<Scalar, MemorySpace> control;
+  if (checkpoint.every > 0 && checkpoint.write) {
+    control.every = 1;
+    control.write = [&](Checkpoint const& inner) {
+      std::size_t const global = stage_start + inner.iteration;
+      if (global % checkpoint.every != 0) return;
+      pending = inner;
+      pending->iteration = global;
+      pending->history = history;
+      pending->scalars["continuation_stage"] = double(stage);
+      pending->scalars["continuation_stage_start"] = double(stage_start);
+      pending->scalars["continuation_polish"] = polish ? 1 : 0;
+      pending->scalars["continuation_best_validation"] = best_validation;
+      pending->scalars["continuation_stages_without_best"] = double(stages_without_best);
+      pending->stage_best_x = stage_best_x;
+    };
+  }
+  stage_options.common.callback = [&](IterationRecord const& inner) {
+    write_pending(false, 0);
+    IterationRecord rec = inner;
+    rec.iteration += stage_start;
+    rec.elapsed_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    rec.rank_stage = stage;
+    history.push_back(rec);
+    if (o.callback) o.callback(history.back());
+  };
+  while (true) {
+    FitResult<Scalar, MemorySpace> r;
+    if (done) {
+      // Resumed from the checkpoint of a stage's last iteration: the stage's outcome, without running it again.
+      bool const best = o.validation_patience > 0 && inner_resume->best_x.n_modes() > 0;
+      r.x = best ? inner_resume->best_x : inner_resume->x;
+      r.reason = stage_outcome_reason(done_outcome);
+      r.converged = done_outcome != 2;
+      if (problem.validation) {
+        r.validation_relative_residual = best ? checkpoint_scalar(*inner_resume, "validation_best")
+                                              : checkpoint_scalar(*inner_resume, "validation_last");
+      }
+      done = false;
+      inner_resume.reset();
+    } else {
+      std::size_t const remaining = o.max_iterations > stage_start ? o.max_iterations - stage_start : 0;
+      stage_options.common.max_iterations = std::min(c.stage_iterations, remaining);
+      stage_options.common.tol_decrease = polish ? o.tol_decrease : std::max(o.tol_decrease, c.stage_tol_decrease);
+      stage_options.common.seed = o.seed + 0x9E3779B97F4A7C15ull * stage;  // fresh minibatches per stage
+      control.resume_from = inner_resume ? &*inner_resume : nullptr;
+      r = run(x, stage_options, control);
+      inner_resume.reset();
+      write_pending(true, stage_outcome_code(r.reason));
+    }
+    if (stage == 0 && result.notes.empty()) result.notes = r.notes;
+    result.chunk_size = r.chunk_size;
+    result.converged = r.converged;
+    result.reason = r.reason;
+    result.x = r.x;
+    result.validation_relative_residual = r.validation_relative_residual;
+    if (r.reason == "non-finite loss") break;
+    std::size_t const last = history.empty() ? stage_start : history.back().iteration;
+    if (problem.validation && !polish && !(r.validation_relative_residual < best_validation)) {
+      // A stage cut short by a stall may not yet show what its ranks can do: stop after two stages in a row
+      // without a better validation residual.
+      if (++stages_without_best >= 2) {
+        // The larger ranks do not generalize better: keep the best stage.
+        if (stage_best_x.n_modes() > 0) {
+          result.x = stage_best_x;
+          result.validation_relative_residual = best_validation;
+        }
+        result.reason = "validation stopped improving over rank stages";
+        result.converged = true;
+        break;
+      }
+    } else if (problem.validation && !polish) {
+      best_validation = r.validation_relative_residual;
+      stage_best_x = r.x;
+      stages_without_best = 0;
+    }
+    if (polish) break;
+    std::vector<std::size_t> n, rr;
+    bool const tolerance = r.reason == "relative residual below tolerance";
+    if (!tolerance && last >= o.max_iterations) {
+      result.reason = "maximum iterations reached";
+      break;
+    }
+    T3 next;
+    if (!tolerance && grown_ranks(space, r.x, c, n, rr)) {
+      next = embed_t3(space, r.x, n, rr);
+      result.notes.push_back(concat("rank step at iteration ", last, ": Tucker ranks ",
+                                    shape_string(r.x.tucker_ranks()), " -> ", shape_string(n), ", TT ranks ",
+                                    shape_string(r.x.tt_ranks()), " -> ", shape_string(rr)));
+    } else {
+      // Done growing: drop the ranks the model does not use, and polish at the smaller ranks.
+      next = reduce_to_minimal_ranks(space, r.x, c.rank_rtol);
+      if (same_ranks(next, r.x)) {
+        if (!tolerance) result.reason = "rank continuation finished";
+        break;
+      }
+      result.notes.push_back(concat("unused ranks dropped at iteration ", last, ": Tucker ranks ",
+                                    shape_string(next.tucker_ranks()), ", TT ranks ", shape_string(next.tt_ranks())));
+      polish = true;
+    }
+    x = next;
+    ++stage;
+    stage_start = last;
+  }
+  return result;
+}
+
+}  // namespace impl
+
+/// x embedded at larger ranks, the same tensor: TT cores padded with zeros and Tucker cores completed with rows
+/// orthonormal to each other and to the span of x's rows (the new rows meet only zero TT-core slices).
+/// \param tucker_ranks d entries, each between x's rank and N_i
+/// \param tt_ranks d + 1 entries, each at least x's rank, the boundary ones equal to x's
+/// **Blocking:** yes (the cores are built on the host). **Throws:** DimensionMismatch or InvalidArgument for ranks
+/// that do not contain x's.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+TuckerTensorTrain<Scalar, MemorySpace> embed_t3(ExecutionSpace const& space,
+                                                TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                std::vector<std::size_t> const& tucker_ranks,
+                                                std::vector<std::size_t> const& tt_ranks) {
+  std::string const where = "t3k::embed_t3";
+  std::size_t const d = x.n_modes();
+  auto const n0 = x.tucker_ranks();
+  auto const r0 = x.tt_ranks();
+  auto const big_n = x.mode_shapes();
+  if (tucker_ranks.size() != d || tt_ranks.size() != d + 1) {
+    throw DimensionMismatch(impl::concat(where, ": got ", tucker_ranks.size(), " Tucker ranks and ", tt_ranks.size(),
+                                         " TT ranks for a T3 of d = ", d, " modes (expected d and d + 1)"));
+  }
+  for (std::size_t i = 0; i < d; ++i) {
+    if (tucker_ranks[i] < n0[i] || tucker_ranks[i] > big_n[i]) {
+      throw InvalidArgument(impl::concat(where, ": tucker_ranks[", i, "] = ", tucker_ranks[i], " must be between ",
+                                         n0[i], " (x's) and N_", i, " = ", big_n[i]));
+    }
+  }
+  for (std::size_t e = 0; e <= d; ++e) {
+    if (tt_ranks[e] < r0[e] || ((e == 0 || e == d) && tt_ranks[e] != r0[e])) {
+      throw InvalidArgument(impl::concat(where, ": tt_ranks[", e, "] = ", tt_ranks[e], " must be ",
+                                         e == 0 || e == d ? "equal to" : "at least", " x's ", r0[e]));
+    }
+  }
+  auto const h = impl::to_host_cores(space, x);
+  impl::HostT3Cores<Scalar> out;
+  for (std::size_t i = 0; i < d; ++i) {
+    auto const u = h.u[i];
+    auto const g = h.g[i];
+    auto nu = impl::host_matrix<Scalar>(tucker_ranks[i], big_n[i]);  // zero-initialized
+    for (std::size_t a = 0; a < n0[i]; ++a)
+      for (std::size_t j = 0; j < big_n[i]; ++j) nu(a, j) = u(a, j);
+    impl::complete_rows(nu, n0[i]);
+    auto ng = impl::host_core<Scalar>(tt_ranks[i], tucker_ranks[i], tt_ranks[i + 1]);  // zero-initialized
+    for (std::size_t a = 0; a < g.extent(0); ++a)
+      for (std::size_t v = 0; v < g.extent(1); ++v)
+        for (std::size_t b = 0; b < g.extent(2); ++b) ng(a, v, b) = g(a, v, b);
+    out.u.push_back(nu);
+    out.g.push_back(ng);
+  }
+  return impl::from_host_cores<MemorySpace>(space, out, "t3k::embed_t3");
+}
+
+}  // namespace t3k

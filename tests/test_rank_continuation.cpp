@@ -1,0 +1,246 @@
+// Rank continuation (exact embedding, growth to the planted ranks, resume across a growth step) and held-out
+// validation (the split, the recorded residual, early stopping on it), on planted problems.
+#include "frame_reference.hpp"
+#include "test_devices.hpp"
+
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
+
+#include <set>
+
+namespace {
+
+using namespace t3k_test;
+using Default = t3k_test::Config<Kokkos::DefaultExecutionSpace, double>;
+using S = double;
+using M = Default::memory_space;
+using T3 = t3k::TuckerTensorTrain<S, M>;
+
+// The planted problem of the continuation tests: d = 4, Tucker ranks 2-3 and TT ranks 2-3, noise-free.
+struct Case {
+  T3 truth;
+  t3k::FittingProblem<S, M> problem;
+};
+Case planted(Default::execution_space const& space, std::size_t n_probes, double noise) {
+  auto truth = t3k::random_t3<S>(space, {4, 5, 4, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 5);
+  return {truth, t3k::make_planted_problem(space, truth, n_probes, 1, noise, 6)};
+}
+
+t3k::RankContinuation up_to(std::size_t tucker, std::size_t tt) {
+  t3k::RankContinuation c;
+  c.max_tucker_ranks = {tucker, tucker, tucker, tucker};
+  c.max_tt_ranks = {1, tt, tt, tt, 1};
+  return c;
+}
+
+// Embedding at larger ranks keeps the tensor (dense comparison) and the loss (to rounding: the probe jets add exact
+// zeros in a different blocking), and the new Tucker rows are orthonormal to the span of the old ones.
+void embedding_keeps_the_tensor_and_the_loss() {
+  Default::execution_space space;
+  auto c = planted(space, 50, 0.0);
+  auto x = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 2, 2, 1}, {1, 1, 2, 1, 1}, 9);
+  auto y = t3k::embed_t3(space, x, {3, 3, 2, 2}, {1, 2, 3, 2, 1});
+  EXPECT_EQ(y.tucker_ranks(), (std::vector<std::size_t>{3, 3, 2, 2}));
+  EXPECT_EQ(y.tt_ranks(), (std::vector<std::size_t>{1, 2, 3, 2, 1}));
+  EXPECT_EQ(relative_dense_error(y, x), 0.0);  // the added terms are exact zeros
+  double const before = t3k::evaluate_loss(space, c.problem, x).loss;
+  double const after = t3k::evaluate_loss(space, c.problem, y).loss;
+  // 100 eps: sums of a few hundred products in another order.
+  EXPECT_NEAR(after, before, 100 * std::numeric_limits<S>::epsilon() * before);
+  auto h = host_t3(y);
+  auto hx = host_t3(x);
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::size_t const old_rank = x.tucker_ranks()[i], big_n = x.mode_shapes()[i];
+    for (std::size_t a = old_rank; a < y.tucker_ranks()[i]; ++a) {
+      double self = 0;
+      for (std::size_t j = 0; j < big_n; ++j) self += h.u[i][a * big_n + j] * h.u[i][a * big_n + j];
+      EXPECT_NEAR(self, 1.0, 1e-14);
+      for (std::size_t b = 0; b < old_rank; ++b) {
+        double dot = 0;
+        for (std::size_t j = 0; j < big_n; ++j) dot += h.u[i][a * big_n + j] * hx.u[i][b * big_n + j];
+        EXPECT_NEAR(dot, 0.0, 1e-13) << "mode " << i << " new row " << a << " old row " << b;
+      }
+    }
+  }
+  EXPECT_THROW(t3k::embed_t3(space, x, {1, 1, 2, 1}, {1, 1, 2, 1, 1}), t3k::InvalidArgument);  // smaller
+  EXPECT_THROW(t3k::embed_t3(space, x, {3, 3, 2, 2}, {2, 2, 3, 2, 1}), t3k::InvalidArgument);  // boundary
+}
+
+// newton_cg from all ranks 1 grows to the planted ranks (not beyond), recovers the tensor, and the first record of
+// every stage (the embedded point) has the loss of the last record before it.
+void continuation_recovers_the_planted_ranks() {
+  Default::execution_space space;
+  auto c = planted(space, 150, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 300;
+  o.common.tol_relative_residual = 1e-11;
+  o.cg_max_iterations = 100;
+  o.common.continuation = up_to(4, 4);
+  auto fit = t3k::newton_cg(space, c.problem, x0, o);
+  EXPECT_EQ(fit.x.tucker_ranks(), c.truth.tucker_ranks()) << fit.reason;
+  EXPECT_EQ(fit.x.tt_ranks(), c.truth.tt_ranks()) << fit.reason;
+  EXPECT_LT(relative_dense_error(fit.x, c.truth), 1e-8) << fit.reason;
+  std::size_t steps = 0;
+  for (std::size_t k = 1; k < fit.history.size(); ++k) {
+    auto const& a = fit.history[k - 1];
+    auto const& b = fit.history[k];
+    if (b.rank_stage == a.rank_stage) {
+      EXPECT_EQ(b.iteration, a.iteration + 1);
+      continue;
+    }
+    ++steps;
+    EXPECT_EQ(b.rank_stage, a.rank_stage + 1);
+    EXPECT_EQ(b.iteration, a.iteration);
+    if (fit.notes.size() >= steps && fit.notes[steps - 1].rfind("rank step", 0) == 0) {
+      // 1e-12: the loss of the same tensor evaluated with zero-padded cores (see the embedding test).
+      EXPECT_NEAR(b.loss, a.loss, 1e-12 * a.loss) << "rank step " << steps;
+    }
+  }
+  EXPECT_GE(steps, 2u);
+}
+
+// Each optimizer runs continuation stages: the ranks grow and the loss falls below the start's.
+void every_optimizer_grows_ranks() {
+  Default::execution_space space;
+  auto c = planted(space, 120, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  auto check = [&](auto const& fit, char const* name) {
+    ASSERT_FALSE(fit.history.empty()) << name;
+    EXPECT_GE(fit.history.back().rank_stage, 1u) << name;
+    EXPECT_GT(fit.x.tt_ranks()[1], 1u) << name << ": " << fit.reason;
+    EXPECT_LT(fit.history.back().loss, fit.history.front().loss) << name;
+  };
+  t3k::GradientDescentOptions gd;
+  gd.common.max_iterations = 30;
+  gd.common.continuation = up_to(3, 3);
+  gd.common.continuation.stage_iterations = 10;
+  check(t3k::gradient_descent(space, c.problem, x0, gd), "gradient_descent");
+  t3k::McSgdOptions sgd;
+  sgd.common.max_iterations = 30;
+  sgd.batch_size = 40;
+  sgd.eval_every = 5;
+  sgd.common.continuation = up_to(3, 3);
+  sgd.common.continuation.stage_iterations = 10;
+  check(t3k::mc_sgd(space, c.problem, x0, sgd), "mc_sgd");
+  t3k::AdamOptions adam;
+  adam.common.max_iterations = 30;
+  adam.common.continuation = up_to(3, 3);
+  adam.common.continuation.stage_iterations = 10;
+  check(t3k::adam(space, c.problem, x0, adam), "adam");
+}
+
+template <class Fit>
+void expect_same_fit(Fit const& expected, Fit const& got, std::string const& name) {
+  ASSERT_EQ(got.history.size(), expected.history.size()) << name;
+  for (std::size_t k = 0; k < expected.history.size(); ++k) {
+    EXPECT_EQ(got.history[k].loss, expected.history[k].loss) << name << " record " << k;
+    EXPECT_EQ(got.history[k].rank_stage, expected.history[k].rank_stage) << name << " record " << k;
+  }
+  auto a = host_t3(expected.x), b = host_t3(got.x);
+  EXPECT_EQ(a.g, b.g) << name;
+  EXPECT_EQ(a.u, b.u) << name;
+}
+
+// Resuming from every checkpoint, among them the last iteration of a stage (marked done) and iterations of later
+// stages, reproduces the uninterrupted continuation bit for bit (newton_cg and adam, whose state includes moments).
+void continuation_resumes_exactly_across_rank_steps() {
+  Default::execution_space space;
+  auto c = planted(space, 80, 0.01);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  auto run_both = [&](auto options, char const* name) {
+    using Options = decltype(options);
+    auto fit = [&](t3k::CheckpointControl<S, M> const& control) {
+      if constexpr (std::is_same<Options, t3k::NewtonCgOptions>::value) {
+        return t3k::newton_cg(space, c.problem, x0, options, control);
+      } else {
+        return t3k::adam(space, c.problem, x0, options, control);
+      }
+    };
+    std::vector<t3k::OptimizerCheckpoint<S, M>> saved;
+    t3k::CheckpointControl<S, M> control;
+    control.every = 1;
+    control.write = [&](t3k::OptimizerCheckpoint<S, M> const& k) { saved.push_back(k); };
+    auto const full = fit(control);
+    ASSERT_GE(full.history.back().rank_stage, 1u) << name;
+    std::size_t done = 0;
+    for (auto const& k : saved) {
+      done += k.scalars.at("continuation_stage_done") != 0;
+      t3k::CheckpointControl<S, M> resume;
+      resume.resume_from = &k;
+      expect_same_fit(full, fit(resume), std::string(name) + " resumed at " + std::to_string(k.iteration));
+    }
+    EXPECT_GE(done, 1u) << name;
+  };
+  t3k::NewtonCgOptions nc;
+  nc.common.max_iterations = 12;
+  nc.common.continuation = up_to(3, 3);
+  nc.common.continuation.stage_iterations = 4;
+  run_both(nc, "newton_cg");
+  t3k::AdamOptions adam;
+  adam.common.max_iterations = 10;
+  adam.common.continuation = up_to(3, 3);
+  adam.common.continuation.stage_iterations = 4;
+  run_both(adam, "adam");
+}
+
+// hold_out: a seeded choice of global probe indices, disjoint from the training probes and together all of them;
+// the validation residual is recorded with every evaluation, and early stopping returns the best model on it.
+void held_out_validation_is_recorded_and_stops_early() {
+  Default::execution_space space;
+  auto c = planted(space, 100, 0.3);
+  auto train = t3k::hold_out(space, c.problem, 25, 3);
+  ASSERT_TRUE(train.validation);
+  EXPECT_EQ(train.n_probes(), 75u);
+  EXPECT_EQ(train.validation->n_probes(), 25u);
+  auto rows = [](auto const& p) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.ww[0]);
+    std::set<std::vector<double>> out;
+    for (std::size_t s = 0; s < h.extent(0); ++s) {
+      std::vector<double> row;
+      for (std::size_t j = 0; j < h.extent(1); ++j) row.push_back(h(s, j));
+      out.insert(row);
+    }
+    return out;
+  };
+  auto all = rows(c.problem), a = rows(train), b = rows(*train.validation);
+  std::set<std::vector<double>> both = a;
+  both.insert(b.begin(), b.end());
+  EXPECT_EQ(both, all);
+  EXPECT_EQ(a.size() + b.size(), all.size());
+  EXPECT_EQ(rows(*t3k::hold_out(space, c.problem, 25, 3).validation), b);  // same seed, same probes
+  EXPECT_NE(rows(*t3k::hold_out(space, c.problem, 25, 4).validation), b);
+  EXPECT_THROW(t3k::hold_out(space, c.problem, 100, 3), t3k::InvalidArgument);
+
+  // Fitting 30% noise with twice the planted ranks overfits the 75 training probes: the validation residual
+  // passes a minimum, early stopping ends the fit and returns the best model on validation.
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {3, 4, 3, 3}, {1, 3, 5, 3, 1}, 8);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 60;
+  o.common.validation_patience = 3;
+  auto fit = t3k::newton_cg(space, train, x0, o);
+  double best = std::numeric_limits<double>::infinity();
+  for (auto const& r : fit.history) {
+    ASSERT_TRUE(std::isfinite(r.validation_relative_residual));
+    best = std::min(best, r.validation_relative_residual);
+  }
+  EXPECT_EQ(fit.validation_relative_residual, best);
+  double const direct = std::sqrt(t3k::evaluate_loss(space, *train.validation, fit.x).loss /
+                                  t3k::zero_model_loss(space, *train.validation));
+  EXPECT_NEAR(direct, best, 1e-12 * best);
+  if (fit.reason == "validation stopped improving") {
+    EXPECT_GT(fit.history.back().validation_relative_residual, best);
+  }
+}
+
+TEST(RankContinuation, EmbeddingKeepsTheTensorAndTheLoss) { embedding_keeps_the_tensor_and_the_loss(); }
+TEST(RankContinuation, ContinuationRecoversThePlantedRanks) { continuation_recovers_the_planted_ranks(); }
+TEST(RankContinuation, EveryOptimizerGrowsRanks) { every_optimizer_grows_ranks(); }
+TEST(RankContinuation, ContinuationResumesExactlyAcrossRankSteps) { continuation_resumes_exactly_across_rank_steps(); }
+TEST(Validation, HeldOutValidationIsRecordedAndStopsEarly) { held_out_validation_is_recorded_and_stops_early(); }
+
+}  // namespace
