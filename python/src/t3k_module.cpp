@@ -901,6 +901,8 @@ nb::dict record_dict(t3k::IterationRecord const& r) {
   d["elapsed_seconds"] = r.elapsed_seconds;
   d["chunk_size"] = r.chunk_size;
   d["minibatch_loss"] = r.minibatch_loss;
+  d["validation_relative_residual"] = r.validation_relative_residual;
+  d["rank_stage"] = r.rank_stage;
   return d;
 }
 

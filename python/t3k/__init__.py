@@ -47,9 +47,10 @@ class FitResult:
     """The outcome of t3k.fit.
 
     x: the fitted TuckerTensorTrain. history: one dict per iteration (iteration 0 is x0) with the keys iteration,
-    loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size and minibatch_loss (NaN for the
-    full-batch optimizers). converged: whether a tolerance was met. reason: why the fit stopped. chunk_size: probes
-    per J^T pass. notes: e.g. ranks of x0 clipped to what the fixed-rank manifold holds.
+    loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size, minibatch_loss (NaN for the
+    full-batch optimizers), validation_relative_residual (NaN) and rank_stage (0). converged: whether a tolerance
+    was met. reason: why the fit stopped. chunk_size: probes per J^T pass. notes: e.g. ranks of x0 clipped to what
+    the fixed-rank manifold holds.
     """
 
     x: TuckerTensorTrain

@@ -1,3 +1,4 @@
+import math
 import os
 import re
 import signal
@@ -44,6 +45,8 @@ def test_newton_cg_recovers_a_planted_t3(planted):
     assert result.history[0]["iteration"] == 0
     assert result.history[0]["loss"] == pytest.approx(loss_of(problem, x0), rel=1e-10)
     assert result.history[-1]["loss"] == pytest.approx(loss_of(problem, result.x), rel=1e-6, abs=1e-20)
+    # The columns of history.csv, without a validation set or a rank continuation.
+    assert all(math.isnan(r["validation_relative_residual"]) and r["rank_stage"] == 0 for r in result.history)
 
 
 @pytest.mark.parametrize("optimizer", ["gradient_descent", "mc_sgd", "adam"])
