@@ -120,13 +120,16 @@ def test_an_exception_in_the_callback_propagates(planted):
 
 
 def test_ctrl_c_stops_a_fit_between_iterations(tmp_path):
-    # A child fits with no iteration cap that matters; SIGINT arrives once the fit has started.
+    # A child fits a problem large enough that each iteration takes a while (a tenth of a second or more, some sixty
+    # of them before the line search stalls), so that the SIGINT sent once iteration 1 is recorded lands while
+    # kernels run: a small problem can finish before the signal arrives.
     script = textwrap.dedent(
         """
         import sys, t3k
-        truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
-        x0 = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=5)
-        problem = t3k.FittingProblem.planted(truth, n_probes=200, order=1, seed=4)
+        shape, tucker, tt = (30,) * 6, (4,) * 6, (1, 4, 4, 4, 4, 4, 1)
+        truth = t3k.TuckerTensorTrain.random(shape, tucker, tt, seed=3)
+        x0 = t3k.TuckerTensorTrain.random(shape, tucker, tt, seed=5)
+        problem = t3k.FittingProblem.planted(truth, n_probes=10000, order=1, seed=4)
         def started(record):
             if record["iteration"] == 1:
                 print("started", flush=True)
