@@ -28,6 +28,7 @@ struct RankContinuation {
   /// all of whose values are in use grow, and unused ones are dropped when the continuation ends.
   double rank_rtol = 1e-6;
   std::size_t rank_step = 1;  ///< ranks added to a growing mode or bond per step
+  /// \return whether the continuation is on (max_tucker_ranks given)
   bool enabled() const { return !max_tucker_ranks.empty(); }
 };
 

@@ -340,6 +340,8 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
 
 /// x embedded at larger ranks, the same tensor: TT cores padded with zeros and Tucker cores completed with rows
 /// orthonormal to each other and to the span of x's rows (the new rows meet only zero TT-core slices).
+/// \param space execution space the copies run on
+/// \param x the T3 to embed
 /// \param tucker_ranks d entries, each between x's rank and N_i
 /// \param tt_ranks d + 1 entries, each at least x's rank, the boundary ones equal to x's
 /// **Blocking:** yes (the cores are built on the host). **Throws:** DimensionMismatch or InvalidArgument for ranks
