@@ -771,6 +771,60 @@ void stopped_run_checkpoints_its_last_iteration() {
   }
 }
 
+// stop_when ends each optimizer where it answers true, at iteration 0 too: the fit equals a run told to stop
+// there by max_iterations bit for bit (history and point), says why, and checkpoints the iteration it stopped at.
+template <class C>
+void stop_when_ends_every_optimizer_where_asked() {
+  using S = typename C::scalar_type;
+  using M = typename C::memory_space;
+  typename C::execution_space space;
+  auto const fit = small_fit<C>(space, 91);
+  auto check = [&](auto options, auto&& run, char const* name) {
+    options.common.tol_gradient = 0;
+    for (std::size_t at : {std::size_t(0), std::size_t(3)}) {
+      auto asked = options;
+      asked.common.max_iterations = 6;
+      std::size_t asks = 0;
+      asked.common.stop_when = [&](t3k::IterationRecord const& rec) {
+        ++asks;
+        return rec.iteration == at;
+      };
+      std::vector<t3k::OptimizerCheckpoint<S, M>> saved;
+      t3k::CheckpointControl<S, M> control;
+      control.every = 100;
+      control.write = [&](t3k::OptimizerCheckpoint<S, M> const& c) { saved.push_back(c); };
+      auto const stopped = run(asked, control);
+      auto reference = options;
+      reference.common.max_iterations = at;
+      auto const expected = run(reference, t3k::CheckpointControl<S, M>{});
+      expect_same_fit(expected, stopped, name);
+      EXPECT_EQ(stopped.reason, t3k::stop_request_reason) << name << " at " << at;
+      EXPECT_FALSE(stopped.converged) << name;
+      EXPECT_EQ(asks, at + 1) << name << ": asked once per record";
+      if (at > 0) {
+        ASSERT_EQ(saved.size(), 1u) << name;
+        EXPECT_EQ(saved[0].iteration, at) << name;
+      }
+    }
+  };
+  check(
+      t3k::NewtonCgOptions{},
+      [&](auto const& o, auto const& c) { return t3k::newton_cg(space, fit.problem, fit.x0, o, c); }, "newton_cg");
+  check(
+      t3k::GradientDescentOptions{},
+      [&](auto const& o, auto const& c) { return t3k::gradient_descent(space, fit.problem, fit.x0, o, c); },
+      "gradient_descent");
+  t3k::McSgdOptions sgd;
+  sgd.batch_size = 50;
+  sgd.eval_every = 1;  // the full loss at every iteration, as at the last one of the reference
+  check(
+      sgd, [&](auto const& o, auto const& c) { return t3k::mc_sgd(space, fit.problem, fit.x0, o, c); }, "mc_sgd");
+  t3k::AdamOptions adam;
+  adam.batch_size = 50;
+  check(
+      adam, [&](auto const& o, auto const& c) { return t3k::adam(space, fit.problem, fit.x0, o, c); }, "adam");
+}
+
 // mc_sgd and adam compute no gradient at x0: iteration 0 reports its norm as NaN (not computed), not 0; the
 // iterations after it report the minibatch gradient's norm. newton_cg computes it at x0.
 template <class C>
@@ -922,6 +976,9 @@ TYPED_TEST(OptimizerTest, StoppedRunCheckpointsItsLastIteration) {
 }
 TYPED_TEST(OptimizerTest, MinibatchOptimizersReportNoGradientNormAtX0) {
   minibatch_optimizers_report_no_gradient_norm_at_x0<TypeParam>();
+}
+TYPED_TEST(OptimizerTest, StopWhenEndsEveryOptimizerWhereAsked) {
+  stop_when_ends_every_optimizer_where_asked<TypeParam>();
 }
 TYPED_TEST(OptimizerTest, MinibatchFitsAreReproducible) { minibatch_fits_are_reproducible<TypeParam>(); }
 TYPED_TEST(OptimizerTest, ReusedBuffersGiveTheSameBits) { reused_buffers_give_the_same_bits<TypeParam>(); }

@@ -10,6 +10,7 @@
 #include "t3k/optimizers/newton_cg.hpp"
 #include "t3k/optimizers/planted_problem.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace {
@@ -237,10 +238,53 @@ void held_out_validation_is_recorded_and_stops_early() {
   }
 }
 
+// stop_when sees the continuation's records (global iterations, rank stages) and ends the whole continuation at
+// the one it answers true for, after a rank step: the result is that stage's point, not a grown one.
+void stop_request_ends_the_continuation() {
+  Default::execution_space space;
+  auto c = planted(space, 120, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 40;
+  o.common.continuation = up_to(3, 3);
+  o.common.continuation.stage_iterations = 4;
+  auto const full = t3k::newton_cg(space, c.problem, x0, o);
+  std::size_t at = 0;  // the first record of stage 1, plus one iteration
+  for (auto const& r : full.history) {
+    if (r.rank_stage == 1) {
+      at = r.iteration + 1;
+      break;
+    }
+  }
+  ASSERT_GT(at, 0u) << "the continuation made no rank step: " << full.reason;
+  std::vector<t3k::IterationRecord> seen;
+  o.common.stop_when = [&](t3k::IterationRecord const& r) {
+    seen.push_back(r);
+    return r.iteration == at;
+  };
+  auto const stopped = t3k::newton_cg(space, c.problem, x0, o);
+  EXPECT_EQ(stopped.reason, t3k::stop_request_reason);
+  ASSERT_FALSE(stopped.history.empty());
+  EXPECT_EQ(stopped.history.back().iteration, at);
+  EXPECT_EQ(stopped.history.back().rank_stage, 1u);
+  ASSERT_EQ(seen.size(), stopped.history.size());
+  for (std::size_t k = 0; k < seen.size(); ++k) {
+    EXPECT_EQ(seen[k].iteration, stopped.history[k].iteration) << k;
+    EXPECT_EQ(seen[k].rank_stage, stopped.history[k].rank_stage) << k;
+    EXPECT_EQ(seen[k].loss, full.history[k].loss) << "the same iterates as the full run, record " << k;
+  }
+  auto const stage1 =
+      std::find_if(full.history.begin(), full.history.end(), [](auto const& r) { return r.rank_stage == 1; });
+  std::vector<std::size_t> const grown = stopped.x.tt_ranks();
+  EXPECT_GT(grown[1] + grown[2] + grown[3], 3u) << "the stage-1 point, at grown ranks";
+  EXPECT_EQ(stopped.history.back().loss, (stage1 + 1)->loss);
+}
+
 TEST(RankContinuation, EmbeddingKeepsTheTensorAndTheLoss) { embedding_keeps_the_tensor_and_the_loss(); }
 TEST(RankContinuation, ContinuationRecoversThePlantedRanks) { continuation_recovers_the_planted_ranks(); }
 TEST(RankContinuation, EveryOptimizerGrowsRanks) { every_optimizer_grows_ranks(); }
 TEST(RankContinuation, ContinuationResumesExactlyAcrossRankSteps) { continuation_resumes_exactly_across_rank_steps(); }
+TEST(RankContinuation, StopRequestEndsTheContinuation) { stop_request_ends_the_continuation(); }
 TEST(Validation, HeldOutValidationIsRecordedAndStopsEarly) { held_out_validation_is_recorded_and_stops_early(); }
 
 }  // namespace

@@ -122,6 +122,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
+    if (session.stop_requested()) break;
     auto batch = full ? std::vector<std::size_t>() : sampler.next();
     auto sub = full ? problem : impl::minibatch_problem(space, problem, batch);
     auto eval = full_eval_at_x ? std::move(*full_eval_at_x) : evaluate_loss(space, sub, x, session.spare_residual);
@@ -159,7 +160,6 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     m = project_onto_tangent_space(space, frame_new, tangent_to_t3(space, frame, m, 0, false));
     x = x_new;
     frame = frame_new;
-    double const previous = full_loss;
     bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
     if (evaluated) {
       if (full) {
@@ -176,16 +176,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
       result.reason = "non-finite loss";
       break;
     }
-    OptimizerOptions stop = o;
-    stop.tol_decrease = 0;
-    if (session.validation_stop(result.reason)) {
-      result.converged = true;
-      break;
-    }
-    if (impl::should_stop(stop, rec, g0, previous, 0, result.reason)) {
-      result.converged = true;
-      break;
-    }
+    // No decrease or step test: the full loss is evaluated only every eval_every steps.
+    if (session.stop_after(rec, g0, 0, 0)) break;
   }
   checkpoints.at_stop(result.history, make_checkpoint);
   session.finish(x);

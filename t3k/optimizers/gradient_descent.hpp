@@ -56,6 +56,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
+    if (session.stop_requested()) break;
     if (gnorm == 0) {
       result.converged = true;
       result.reason = "zero gradient";
@@ -94,14 +95,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     gnorm = double(variation_norm(space, g));
     auto const& rec = session.record(space, it, point.x, true, point.eval.loss, gnorm, step);
     checkpoints.periodic(it, make_checkpoint);
-    if (session.validation_stop(result.reason)) {
-      result.converged = true;
-      break;
-    }
-    if (impl::should_stop(o, rec, g0, previous, x0_norm, result.reason)) {
-      result.converged = std::isfinite(rec.loss);
-      break;
-    }
+    if (session.stop_after(rec, g0, previous, x0_norm)) break;
   }
   checkpoints.at_stop(result.history, make_checkpoint);
   session.finish(point.x);

@@ -111,6 +111,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
   };
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
+    if (session.stop_requested()) break;
     auto batch = sampler.next();
     auto sub = impl::minibatch_problem(space, problem, batch);
     auto eval = evaluate_loss(space, sub, x, session.spare_residual);
@@ -123,7 +124,6 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     double const alpha = impl::scheduled_step(alpha0, options.schedule, options.decay, it - 1, o.max_iterations);
     x = retract(space, frame, impl::scaled(space, g, -alpha));
     frame = orthogonal_frame(space, x);
-    double const previous = full_loss;
     bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
     if (evaluated) {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
@@ -134,16 +134,8 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       result.reason = "non-finite loss";
       break;
     }
-    OptimizerOptions stop = o;
-    stop.tol_decrease = 0;  // the full loss is not evaluated every step
-    if (session.validation_stop(result.reason)) {
-      result.converged = true;
-      break;
-    }
-    if (impl::should_stop(stop, rec, g0, previous, 0, result.reason)) {
-      result.converged = true;
-      break;
-    }
+    // No decrease or step test: the full loss is evaluated only every eval_every steps.
+    if (session.stop_after(rec, g0, 0, 0)) break;
   }
   checkpoints.at_stop(result.history, make_checkpoint);
   session.finish(x);

@@ -65,6 +65,9 @@ struct CheckpointControl {
   OptimizerCheckpoint<Scalar, MemorySpace> const* resume_from = nullptr;  ///< continue this run instead of x0
 };
 
+/// FitResult::reason of a fit ended by OptimizerOptions::stop_when.
+inline constexpr char stop_request_reason[] = "stopped on request";
+
 /// The outcome of a fit.
 template <class Scalar, class MemorySpace>
 struct FitResult {
@@ -148,6 +151,32 @@ double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std:
   return it->second;
 }
 
+/// Common stopping tests after an accepted iteration; sets `reason` and returns true to stop.
+inline bool should_stop(OptimizerOptions const& o, IterationRecord const& rec, double g0, double previous_loss,
+                        double x0_norm, std::string& reason) {
+  if (!std::isfinite(rec.loss)) {
+    reason = "non-finite loss";
+    return true;
+  }
+  if (o.tol_relative_residual > 0 && rec.relative_residual <= o.tol_relative_residual) {
+    reason = "relative residual below tolerance";
+    return true;
+  }
+  if (o.tol_gradient > 0 && g0 > 0 && rec.gradient_norm <= o.tol_gradient * g0) {
+    reason = "gradient norm below tolerance";
+    return true;
+  }
+  if (o.tol_decrease > 0 && previous_loss > 0 && (previous_loss - rec.loss) / previous_loss < o.tol_decrease) {
+    reason = "relative decrease below tolerance";
+    return true;
+  }
+  if (o.tol_step > 0 && x0_norm > 0 && rec.step / x0_norm < o.tol_step) {
+    reason = "step below tolerance";
+    return true;
+  }
+  return false;
+}
+
 /// Records and reports one iteration; returns the record.
 struct HistoryKeeper {
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -194,7 +223,9 @@ struct FitSession {
   std::size_t evaluations_without_best = 0;
   TuckerTensorTrain<Scalar, MemorySpace> best_x;
   FittingProblem<Scalar, MemorySpace> const* problem_ = nullptr;
+  OptimizerOptions const* options_ = nullptr;
   std::size_t patience = 0;
+  bool stop_requested_ = false;  ///< stop_when's answer for the last record
 
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
@@ -207,6 +238,7 @@ struct FitSession {
     keeper.history = &result.history;
     keeper.callback = &o.callback;
     problem_ = &problem;
+    options_ = &o;
     patience = o.validation_patience;
     if (problem.validation) validation_zero_loss = zero_model_loss(space, *problem.validation);
   }
@@ -231,14 +263,34 @@ struct FitSession {
       }
     }
     keeper.next_validation = last_validation;
-    return keeper.record(iteration, loss, gradient_norm, step, minibatch_loss);
+    IterationRecord const& rec = keeper.record(iteration, loss, gradient_norm, step, minibatch_loss);
+    stop_requested_ = options_->stop_when && options_->stop_when(rec);
+    return rec;
   }
 
-  /// Early stopping on validation: sets `reason` and returns true to stop.
-  bool validation_stop(std::string& reason) const {
-    if (patience == 0 || evaluations_without_best < patience) return false;
-    reason = "validation stopped improving";
+  /// Whether stop_when asked to stop after the last record (checked at the top of each iteration, so that it
+  /// serves iteration 0 too); sets the result's reason.
+  bool stop_requested() {
+    if (!stop_requested_) return false;
+    result.reason = stop_request_reason;
+    result.converged = false;
     return true;
+  }
+
+  /// The stopping tests after an accepted iteration: early stopping on validation, then the tolerances
+  /// (should_stop). `previous_loss` 0 switches tol_decrease off, `x0_norm` 0 tol_step (the minibatch optimizers
+  /// evaluate the full loss only every eval_every steps). Sets the result's reason; returns true to stop.
+  bool stop_after(IterationRecord const& rec, double g0, double previous_loss, double x0_norm) {
+    if (patience > 0 && evaluations_without_best >= patience) {
+      result.reason = "validation stopped improving";
+      result.converged = true;
+      return true;
+    }
+    if (should_stop(*options_, rec, g0, previous_loss, x0_norm, result.reason)) {
+      result.converged = std::isfinite(rec.loss);
+      return true;
+    }
+    return false;
   }
 
   /// What a checkpoint needs to resume the validation state.
@@ -275,32 +327,6 @@ struct FitSession {
     }
   }
 };
-
-/// Common stopping tests after an accepted iteration; sets `reason` and returns true to stop.
-inline bool should_stop(OptimizerOptions const& o, IterationRecord const& rec, double g0, double previous_loss,
-                        double x0_norm, std::string& reason) {
-  if (!std::isfinite(rec.loss)) {
-    reason = "non-finite loss";
-    return true;
-  }
-  if (o.tol_relative_residual > 0 && rec.relative_residual <= o.tol_relative_residual) {
-    reason = "relative residual below tolerance";
-    return true;
-  }
-  if (o.tol_gradient > 0 && g0 > 0 && rec.gradient_norm <= o.tol_gradient * g0) {
-    reason = "gradient norm below tolerance";
-    return true;
-  }
-  if (o.tol_decrease > 0 && previous_loss > 0 && (previous_loss - rec.loss) / previous_loss < o.tol_decrease) {
-    reason = "relative decrease below tolerance";
-    return true;
-  }
-  if (o.tol_step > 0 && x0_norm > 0 && rec.step / x0_norm < o.tol_step) {
-    reason = "step below tolerance";
-    return true;
-  }
-  return false;
-}
 
 /// alpha * v as a new variation.
 template <class ExecutionSpace, class Scalar, class MemorySpace>

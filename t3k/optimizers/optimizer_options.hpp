@@ -42,6 +42,10 @@ struct OptimizerOptions {
   std::uint64_t seed = 0;                                ///< minibatches and any other randomness
   ChunkSize chunk_size = ChunkSize::automatic();         ///< probes per J^T pass, fixed for the whole fit
   std::function<void(IterationRecord const&)> callback;  ///< called after every iteration
+  /// Asked after every iteration's record (and callback), iteration 0 included: returning true ends the fit there,
+  /// with reason "stopped on request" and not converged; the result and the stop checkpoint are those of any other
+  /// stop. With a rank continuation it receives the continuation's record and ends the whole continuation.
+  std::function<bool(IterationRecord const&)> stop_when;
   /// Early stopping on the problem's validation set (FittingProblem::validation): stop after this many evaluations
   /// of the validation residual without a new best, and return the best model on it. 0: off (the validation
   /// residual is still recorded, and the last iterate returned).

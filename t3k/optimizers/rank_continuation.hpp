@@ -255,6 +255,10 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     history.push_back(rec);
     if (o.callback) o.callback(history.back());
   };
+  // A stop request ends the stage and the continuation; it is asked with the continuation's record.
+  if (o.stop_when) {
+    stage_options.common.stop_when = [&](IterationRecord const&) { return o.stop_when(history.back()); };
+  }
   while (true) {
     FitResult<Scalar, MemorySpace> r;
     if (done) {
@@ -277,7 +281,9 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       control.resume_from = inner_resume ? &*inner_resume : nullptr;
       r = run(x, stage_options, control);
       inner_resume.reset();
-      write_pending(true, stage_outcome_code(r.reason));
+      // A stage stopped on request is not done: a resumed run continues it.
+      bool const requested = r.reason == stop_request_reason;
+      write_pending(!requested, requested ? 0 : stage_outcome_code(r.reason));
     }
     if (stage == 0 && result.notes.empty()) result.notes = r.notes;
     result.chunk_size = r.chunk_size;
@@ -285,7 +291,7 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     result.reason = r.reason;
     result.x = r.x;
     result.validation_relative_residual = r.validation_relative_residual;
-    if (r.reason == "non-finite loss") break;
+    if (r.reason == "non-finite loss" || r.reason == stop_request_reason) break;
     std::size_t const last = history.empty() ? stage_start : history.back().iteration;
     if (problem.validation && !polish && !(r.validation_relative_residual < best_validation)) {
       // A stage cut short by a stall may not yet show what its ranks can do: stop after two stages in a row
