@@ -315,6 +315,8 @@ class Parser {
   void parse_optimizer(YAML::Node const& node);
   template <class Options>
   void parse_optimizer_keys(YAML::Node const& node, std::string const& name, Options& options);
+  template <class Options>
+  void set_key(std::string const& path, YAML::Node const& node, OptionKey<Options> const& key, Options& options);
   void parse_output(YAML::Node const& node);
   void parse_kokkos(YAML::Node const& node);
   void cross_checks();
@@ -493,16 +495,14 @@ RankRange Parser::rank_range(std::string const& path, YAML::Node const& node) {
 
 void Parser::parse_continuation(YAML::Node const& node) {
   std::string const p = "model.continuation";
-  auto const k = members(node, p, {"stage_iterations", "stage_tol_decrease", "rank_rtol", "rank_step"});
-  auto& c = config_.model.continuation;
-  if (k.count("stage_iterations")) {
-    c.stage_iterations = std::size_t(integer(p + ".stage_iterations", k.at("stage_iterations"), 1, 1u << 30));
+  auto const& keys = continuation_keys();
+  std::vector<std::string> allowed;
+  for (auto const& key : keys) allowed.push_back(key.key);
+  auto const k = members(node, p, allowed);
+  for (auto const& key : keys) {
+    auto it = k.find(key.key);
+    if (it != k.end()) set_key(p + "." + key.key, it->second, key, config_.model.continuation);
   }
-  if (k.count("stage_tol_decrease")) {
-    c.stage_tol_decrease = real(p + ".stage_tol_decrease", k.at("stage_tol_decrease"), 0, false, 1, true);
-  }
-  if (k.count("rank_rtol")) c.rank_rtol = real(p + ".rank_rtol", k.at("rank_rtol"), 0, false, 1, true);
-  if (k.count("rank_step")) c.rank_step = std::size_t(integer(p + ".rank_step", k.at("rank_step"), 1, 1024));
 }
 
 void Parser::parse_validation(YAML::Node const& node) {
@@ -562,27 +562,32 @@ void Parser::parse_optimizer_keys(YAML::Node const& node, std::string const& nam
   for (auto const& key : keys) {
     auto it = k.find(key.key);
     if (it == k.end()) continue;
-    std::string const kp = p + "." + key.key;
-    switch (key.kind) {
-      case KeyKind::real:
-        key.set(options, real(kp, it->second, key.min, key.min_open, key.max, key.max_open));
-        break;
-      case KeyKind::integer:
-        key.set(options, integer(kp, it->second, key.integer_min, key.integer_max));
-        break;
-      case KeyKind::boolean:
-        key.set(options, boolean(kp, it->second));
-        break;
-      case KeyKind::choice: {
-        std::string const v = text(kp, it->second, "one of " + join(key.choices, ", "));
-        if (std::find(key.choices.begin(), key.choices.end(), v) == key.choices.end()) {
-          fail(kp, it->second, "must be one of " + join(key.choices, ", ") + ", got " + describe(it->second));
-        }
-        key.set(options, v);
-        break;
-      }
-    }
+    set_key(p + "." + key.key, it->second, key, options);
     config_.optimizer.given.insert(key.key);
+  }
+}
+
+/// Sets `key` of `options` from the value at `path`, checked against the key's kind and range.
+template <class Options>
+void Parser::set_key(std::string const& path, YAML::Node const& node, OptionKey<Options> const& key, Options& options) {
+  switch (key.kind) {
+    case KeyKind::real:
+      key.set(options, real(path, node, key.min, key.min_open, key.max, key.max_open));
+      break;
+    case KeyKind::integer:
+      key.set(options, integer(path, node, key.integer_min, key.integer_max));
+      break;
+    case KeyKind::boolean:
+      key.set(options, boolean(path, node));
+      break;
+    case KeyKind::choice: {
+      std::string const v = text(path, node, "one of " + join(key.choices, ", "));
+      if (std::find(key.choices.begin(), key.choices.end(), v) == key.choices.end()) {
+        fail(path, node, "must be one of " + join(key.choices, ", ") + ", got " + describe(node));
+      }
+      key.set(options, v);
+      break;
+    }
   }
 }
 

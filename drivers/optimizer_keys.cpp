@@ -106,6 +106,21 @@ std::vector<OptionKey<OptimizerOptions>> const& common_keys() {
   return keys;
 }
 
+std::vector<OptionKey<RankContinuation>> const& continuation_keys() {
+  using O = RankContinuation;
+  static std::vector<OptionKey<O>> const keys{
+      integer<O>(
+          "stage_iterations", [](auto& o) -> auto& { return o.stage_iterations; }, 1, 1u << 30),
+      real<O>(
+          "stage_tol_decrease", [](auto& o) -> auto& { return o.stage_tol_decrease; }, 0, false, 1, true),
+      real<O>(
+          "rank_rtol", [](auto& o) -> auto& { return o.rank_rtol; }, 0, false, 1, true),
+      integer<O>(
+          "rank_step", [](auto& o) -> auto& { return o.rank_step; }, 1, 1024),
+  };
+  return keys;
+}
+
 template <>
 OptimizerTable<NewtonCgOptions> const& optimizer_table<NewtonCgOptions>() {
   using O = NewtonCgOptions;

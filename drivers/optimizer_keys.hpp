@@ -44,6 +44,10 @@ struct OptionKey {
 /// are checked and listed in messages.
 std::vector<OptionKey<OptimizerOptions>> const& common_keys();
 
+/// The keys of a rank continuation's controls (model.continuation: stage_iterations, stage_tol_decrease,
+/// rank_rtol, rank_step); its maximum ranks are given with the model's ranks.
+std::vector<OptionKey<RankContinuation>> const& continuation_keys();
+
 /// One optimizer's name and its own keys (the common ones not included).
 template <class Options>
 struct OptimizerTable {
