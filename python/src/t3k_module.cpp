@@ -47,6 +47,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -693,11 +694,13 @@ double inner_product(PyTuckerTensorTrain const& x, PyTuckerTensorTrain const& y)
 
 // ------------------------------------------------------------------------------------------------------- fit
 
-/// A fitting problem on NumPy arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W).
+/// A fitting problem on NumPy arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W), and
+/// an optional validation set (a problem of the same mode sizes and order).
 struct PyFittingProblem {
   Dtype dtype = Dtype::float64;
   std::vector<Array> ww, pp, targets;
   std::vector<Array> weights;  ///< empty or one array
+  std::shared_ptr<PyFittingProblem const> validation;
 
   template <class Scalar>
   t3k::FittingProblem<Scalar, HostMemory> view() const {
@@ -709,13 +712,35 @@ struct PyFittingProblem {
       p.weights = Kokkos::View<Scalar*, HostMemory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
     }
     p.order = targets.empty() ? 0 : targets[0].shape(1) - 1;
+    if (validation)
+      p.validation = std::make_shared<t3k::FittingProblem<Scalar, HostMemory> const>(validation->view<Scalar>());
     return p;
   }
   std::size_t order() const { return targets.empty() ? 0 : targets[0].shape(1) - 1; }
   std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].shape(0); }
+  std::vector<std::size_t> mode_sizes() const {
+    std::vector<std::size_t> out;
+    for (auto const& a : ww) out.push_back(a.shape(1));
+    return out;
+  }
 };
 
-PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype) {
+/// A library problem (and its validation set) copied into NumPy arrays. Holds the GIL.
+template <class Scalar>
+PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, HostMemory> const& p, Dtype dt) {
+  PyFittingProblem out;
+  out.dtype = dt;
+  auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, dt), false); };
+  for (auto const& v : p.ww) out.ww.push_back(keep(v));
+  for (auto const& v : p.pp) out.pp.push_back(keep(v));
+  for (auto const& v : p.targets) out.targets.push_back(keep(v));
+  if (p.weights.data() != nullptr) out.weights.push_back(keep(p.weights));
+  if (p.validation) out.validation = std::make_shared<PyFittingProblem const>(problem_from_library(*p.validation, dt));
+  return out;
+}
+
+PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype,
+                              PyFittingProblem const* validation) {
   std::string const where = "t3k.FittingProblem";
   PyFittingProblem p;
   p.dtype = inferred_dtype(dtype, ww, where);
@@ -727,10 +752,49 @@ PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, 
   if (p.targets.empty() || p.targets[0].shape(1) == 0) {
     fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
   }
-  std::vector<std::size_t> shapes;
-  for (auto const& a : p.ww) shapes.push_back(a.shape(1));
+  auto const shapes = p.mode_sizes();
   dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  if (validation) {
+    auto const theirs = validation->mode_sizes();
+    if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
+      fail(where + ": validation must be a FittingProblem of the same dtype, mode sizes and order (" +
+           dtype_name(p.dtype) + ", N = " + t3k::impl::shape_string(shapes) + ", K = " + std::to_string(p.order()) +
+           "), got " + dtype_name(validation->dtype) + ", N = " + t3k::impl::shape_string(theirs) +
+           ", K = " + std::to_string(validation->order()));
+    }
+    if (validation->validation) fail(where + ": validation must be a problem without a validation set of its own");
+    p.validation = std::make_shared<PyFittingProblem const>(*validation);
+  }
   return p;
+}
+
+/// The problem without `count` (or round(fraction * W)) probes drawn by seed, which become its validation set.
+PyFittingProblem hold_out(PyFittingProblem const& problem, nb::handle fraction, nb::handle count, nb::handle seed) {
+  std::string const where = "t3k.FittingProblem.hold_out";
+  if (fraction.is_none() == count.is_none()) fail(where + ": give exactly one of fraction and count");
+  std::size_t const w = problem.n_probes();
+  std::size_t n = 0;
+  if (!count.is_none()) {
+    n = size_arg(count, where, "count", 1);
+  } else {
+    double f = 0;
+    if (nb::isinstance<nb::bool_>(fraction) || !nb::try_cast(fraction, f) || !(f > 0 && f < 1)) {
+      fail(where + ": fraction must be a number in (0, 1), got " + text_of(nb::repr(fraction)));
+    }
+    n = std::size_t(std::llround(f * double(w)));  // as validation.fraction of `t3k fit`
+  }
+  if (n == 0 || n >= w) {
+    fail(where + ": holding out " + std::to_string(n) + " of " + std::to_string(w) +
+         " probes leaves none to validate or none to fit (need 1 <= count < W)");
+  }
+  std::size_t const s = size_arg(seed, where, "seed");
+  return dispatch(problem.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const p = problem.view<Scalar>();
+    t3k::FittingProblem<Scalar, HostMemory> train;
+    run_kernels([&] { train = t3k::hold_out(ExecutionSpace(), p, n, std::uint64_t(s)); });
+    return problem_from_library(train, problem.dtype);
+  });
 }
 
 PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_probes, nb::handle order, double noise,
@@ -744,14 +808,7 @@ PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_
     auto const x = truth.view<Scalar>();
     t3k::FittingProblem<Scalar, HostMemory> p;
     run_kernels([&] { p = t3k::make_planted_problem(ExecutionSpace(), x, w, k, noise, std::uint64_t(s)); });
-    PyFittingProblem out;
-    out.dtype = truth.dtype;
-    auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, truth.dtype), false); };
-    for (auto const& v : p.ww) out.ww.push_back(keep(v));
-    for (auto const& v : p.pp) out.pp.push_back(keep(v));
-    for (auto const& v : p.targets) out.targets.push_back(keep(v));
-    if (p.weights.data() != nullptr) out.weights.push_back(keep(p.weights));
-    return out;
+    return problem_from_library(p, truth.dtype);
   });
 }
 
@@ -850,22 +907,94 @@ KeyValue option_value(std::string const& where, t3k::fit::OptionKey<Options> con
   return {};
 }
 
+/// fit's keywords beyond the optimizer's keys: early stopping on the validation set (validation.patience of the
+/// configuration file) and a rank continuation (model.continuation, with the maximum ranks of model's {start, max}).
+std::vector<std::string> fit_extra_keys() {
+  std::vector<std::string> out{"validation_patience", "max_tucker_ranks", "max_tt_ranks"};
+  for (auto const& k : t3k::fit::continuation_keys()) out.push_back(k.key);
+  return out;
+}
+
 /// The options of one optimizer from fit's keyword arguments; defaults are the option struct's own.
 template <class Options>
 Options parse_options(std::string const& where, std::string const& optimizer, nb::dict given) {
   Options options{};
   auto const& keys = t3k::fit::all_keys<Options>();
+  auto const extras = fit_extra_keys();
   for (auto item : given) {
     std::string const key = nb::cast<std::string>(nb::str(item.first));
+    if (std::find(extras.begin(), extras.end(), key) != extras.end()) continue;
     auto it = std::find_if(keys.begin(), keys.end(), [&](auto const& k) { return key == k.key; });
     if (it == keys.end()) {
       std::string names;
       for (auto const& k : keys) names += (names.empty() ? "" : ", ") + std::string(k.key);
+      for (auto const& k : extras) names += ", " + k;
       fail(where + ": " + optimizer + " has no option '" + key + "'; its options are " + names);
     }
     it->set(options, option_value(where, *it, item.second));
   }
   return options;
+}
+
+/// A maximum rank keyword: one integer (every mode; for TT ranks every interior bond, the boundary ones 1) or a
+/// sequence of `count` integers.
+std::vector<std::size_t> max_ranks_arg(nb::handle h, std::size_t count, bool tt, std::string const& where,
+                                       std::string const& name) {
+  if (PyIndex_Check(h.ptr()) && !nb::isinstance<nb::bool_>(h)) {
+    std::size_t const m = size_arg(h, where, name, 1);
+    std::vector<std::size_t> out(count, m);
+    if (tt) out.front() = out.back() = 1;
+    return out;
+  }
+  auto out = size_list_arg(h, where, name);
+  if (out.size() != count) {
+    fail(where + ": " + name + " must be one integer or " + std::to_string(count) + " of them, got " +
+         std::to_string(out.size()));
+  }
+  return out;
+}
+
+/// Fills `o` (validation_patience, continuation) from fit's extra keywords.
+void parse_fit_extras(std::string const& where, nb::dict given, PyFittingProblem const& problem,
+                      PyTuckerTensorTrain const& x0, t3k::OptimizerOptions& o) {
+  auto& c = o.continuation;
+  auto const& keys = t3k::fit::continuation_keys();
+  std::string continuation_key;
+  for (auto item : given) {
+    std::string const key = nb::cast<std::string>(nb::str(item.first));
+    if (key == "validation_patience") {
+      o.validation_patience = size_arg(item.second, where, key);
+      if (o.validation_patience > 0 && !problem.validation) {
+        fail(where +
+             ": validation_patience needs a problem with a validation set (FittingProblem.hold_out, or "
+             "FittingProblem(..., validation=...))");
+      }
+    } else if (key == "max_tucker_ranks") {
+      c.max_tucker_ranks = max_ranks_arg(item.second, x0.n_modes(), false, where, key);
+    } else if (key == "max_tt_ranks") {
+      c.max_tt_ranks = max_ranks_arg(item.second, x0.n_modes() + 1, true, where, key);
+    } else {
+      auto it = std::find_if(keys.begin(), keys.end(), [&](auto const& k) { return key == k.key; });
+      if (it == keys.end()) continue;
+      it->set(c, option_value(where, *it, item.second));
+      continuation_key = key;
+    }
+  }
+  if (c.max_tucker_ranks.empty() && c.max_tt_ranks.empty()) {
+    if (!continuation_key.empty()) {
+      fail(where + ": " + continuation_key + " is an option of a rank continuation: give max_tucker_ranks or " +
+           "max_tt_ranks too");
+    }
+    return;
+  }
+  // One of them given: the other ranks stay x0's.
+  if (c.max_tucker_ranks.empty()) {
+    for (auto const& u : x0.tucker) c.max_tucker_ranks.push_back(u.shape(0));
+  }
+  if (c.max_tt_ranks.empty()) {
+    for (auto const& g : x0.tt) c.max_tt_ranks.push_back(g.shape(0));
+    c.max_tt_ranks.push_back(x0.tt.back().shape(2));
+  }
 }
 
 /// For help(t3k.fit) and docs: {optimizer: [(key, type, default, allowed values), ...]}, the common keys under "".
@@ -879,6 +1008,7 @@ nb::dict optimizer_keys() {
     return list;
   };
   out[""] = describe_keys(t3k::fit::common_keys(), t3k::OptimizerOptions{});
+  out["continuation"] = describe_keys(t3k::fit::continuation_keys(), t3k::RankContinuation{});
   for (auto const& name : t3k::fit::optimizer_names()) {
     auto const choice = t3k::fit::default_options(name);
     std::visit(
@@ -906,75 +1036,51 @@ nb::dict record_dict(t3k::IterationRecord const& r) {
   return d;
 }
 
-/// Thrown through an optimizer when the callback asks to stop: the point reached and its history.
-template <class Scalar>
-struct FitStopped {
-  t3k::TuckerTensorTrain<Scalar, HostMemory> x;
-  std::vector<t3k::IterationRecord> history;
-};
-
-template <class Scalar>
-using Control = t3k::CheckpointControl<Scalar, HostMemory>;
-
 /// The optimizer whose options `o` holds.
 template <class Scalar, class Options>
 t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o,
-                                            Control<Scalar> const& c) {
+                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o) {
   ExecutionSpace const space;
   if constexpr (std::is_same_v<Options, t3k::NewtonCgOptions>) {
-    return t3k::newton_cg(space, p, x, o, c);
+    return t3k::newton_cg(space, p, x, o);
   } else if constexpr (std::is_same_v<Options, t3k::GradientDescentOptions>) {
-    return t3k::gradient_descent(space, p, x, o, c);
+    return t3k::gradient_descent(space, p, x, o);
   } else if constexpr (std::is_same_v<Options, t3k::McSgdOptions>) {
-    return t3k::mc_sgd(space, p, x, o, c);
+    return t3k::mc_sgd(space, p, x, o);
   } else {
     static_assert(std::is_same_v<Options, t3k::AdamOptions>, "optimize: an optimizer without a case here");
-    return t3k::adam(space, p, x, o, c);
+    return t3k::adam(space, p, x, o);
   }
 }
 
 /// Runs one optimizer. Between iterations (GIL held): pending signals are handled (Ctrl-C raises
 /// KeyboardInterrupt out of fit) and the callback is called; a true return value or StopIteration stops the fit at
-/// the point just recorded. Stopping goes through the optimizers' checkpoint hook, switched on only then, because
-/// that is where an optimizer hands out its current point.
+/// the point just recorded (through the optimizers' stop_when).
 template <class Scalar, class Options>
 nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, Options options, nb::handle callback) {
   auto const p = problem.view<Scalar>();
   auto const x = x0.view<Scalar>();
-  Control<Scalar> control;
   bool stop = false;
   options.common.callback = [&](t3k::IterationRecord const& rec) {
     nb::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    if (!callback.is_none()) {
-      try {
-        nb::object answer = callback(record_dict(rec));
-        int const truth = PyObject_IsTrue(answer.ptr());
-        if (truth < 0) throw nb::python_error();
-        stop = truth == 1;
-      } catch (nb::python_error& e) {
-        if (!e.matches(PyExc_StopIteration)) throw;
-        stop = true;
-      }
-    }
-    if (stop && rec.iteration == 0) throw FitStopped<Scalar>{x, {rec}};
-    if (stop) control.every = 1;  // the checkpoint hook right after this record hands out the point
-  };
-  control.write = [&](t3k::OptimizerCheckpoint<Scalar, HostMemory> const& c) {
-    if (stop) throw FitStopped<Scalar>{c.x, c.history};
-  };
-  t3k::FitResult<Scalar, HostMemory> result;
-  run_kernels([&] {
+    if (callback.is_none()) return;
     try {
-      result = optimize(p, x, options, control);
-    } catch (FitStopped<Scalar>& s) {
-      result.x = s.x;
-      result.history = std::move(s.history);
-      result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
-      result.chunk_size = result.history.back().chunk_size;
+      nb::object answer = callback(record_dict(rec));
+      int const truth = PyObject_IsTrue(answer.ptr());
+      if (truth < 0) throw nb::python_error();
+      stop = truth == 1;
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_StopIteration)) throw;
+      stop = true;
     }
-  });
+  };
+  options.common.stop_when = [&](t3k::IterationRecord const&) { return stop; };
+  t3k::FitResult<Scalar, HostMemory> result;
+  run_kernels([&] { result = optimize(p, x, options); });
+  if (result.reason == t3k::stop_request_reason) {
+    result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
+  }
   nb::dict out;
   out["x"] = nb::cast(t3_from_library(result.x, x0.dtype));
   nb::list history;
@@ -984,6 +1090,7 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
   out["reason"] = result.reason;
   out["chunk_size"] = result.chunk_size;
   out["notes"] = nb::cast(result.notes);
+  out["validation_relative_residual"] = result.validation_relative_residual;
   return out;
 }
 
@@ -1007,6 +1114,7 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
       [&](auto const& defaults) {
         using Options = std::decay_t<decltype(defaults)>;
         Options o = parse_options<Options>(where, optimizer, options);
+        parse_fit_extras(where, options, problem, x0, o.common);
         o.common.chunk_size = chunk;
         return dispatch(x0.dtype, [&](auto zero) { return run_fit<decltype(zero)>(problem, x0, o, callback); });
       },
@@ -1371,13 +1479,33 @@ NB_MODULE(_t3k, m) {
       .def(
           "__init__",
           [](PyFittingProblem* self, nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
-             nb::handle dtype) { new (self) PyFittingProblem(make_problem(ww, pp, targets, weights, dtype)); },
+             nb::handle dtype, PyFittingProblem const* validation) {
+            new (self) PyFittingProblem(make_problem(ww, pp, targets, weights, dtype, validation));
+          },
           "ww"_a, "pp"_a, "targets"_a, "weights"_a.none() = nb::none(), "dtype"_a.none() = nb::none(),
+          "validation"_a.none() = nb::none(),
           nb::sig("def __init__(self, ww: typing.Sequence[numpy.typing.ArrayLike], "
                   "pp: typing.Sequence[numpy.typing.ArrayLike], targets: typing.Sequence[numpy.typing.ArrayLike], "
-                  "weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None) -> None"),
+                  "weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, "
+                  "validation: FittingProblem | None = None) -> None"),
           "A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is\n"
-          "float32, else float64. Raises ValueError naming the array and both shapes when they do not fit.")
+          "float32, else float64. validation: held-out probes of the same dtype, mode sizes and order (as\n"
+          "validation.file of `t3k fit`), whose relative residual fit records and validation_patience stops on.\n"
+          "Raises ValueError naming the array and both shapes when they do not fit.")
+      .def("hold_out", &hold_out, "fraction"_a.none() = nb::none(), "count"_a.none() = nb::none(), "seed"_a = 0,
+           nb::sig("def hold_out(self, fraction: float | None = None, count: int | None = None, seed: int = 0) "
+                   "-> FittingProblem"),
+           "A new problem without `count` probes (or round(fraction * W)), drawn by seed, which become its\n"
+           "validation set: the same probes as validation.fraction / validation.count of `t3k fit` with that\n"
+           "seed. Give exactly one of fraction and count.")
+      .def_prop_ro(
+          "validation",
+          [](PyFittingProblem const& p) -> nb::object {
+            if (!p.validation) return nb::none();
+            return nb::cast(PyFittingProblem(*p.validation));
+          },
+          nb::for_getter(nb::sig("def validation(self) -> FittingProblem | None")),
+          "The validation set (a FittingProblem sharing its arrays), or None.")
       .def_static("planted", &planted_problem, "truth"_a, "n_probes"_a, "order"_a, "noise"_a = 0.0, "seed"_a = 0,
                   nb::sig("def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, "
                           "seed: int = 0) -> FittingProblem"),

@@ -48,9 +48,10 @@ class FitResult:
 
     x: the fitted TuckerTensorTrain. history: one dict per iteration (iteration 0 is x0) with the keys iteration,
     loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size, minibatch_loss (NaN for the
-    full-batch optimizers), validation_relative_residual (NaN) and rank_stage (0). converged: whether a tolerance
-    was met. reason: why the fit stopped. chunk_size: probes per J^T pass. notes: e.g. ranks of x0 clipped to what
-    the fixed-rank manifold holds.
+    full-batch optimizers), validation_relative_residual (NaN without a validation set) and rank_stage (0 without
+    a rank continuation). converged: whether a tolerance was met. reason: why the fit stopped. chunk_size: probes
+    per J^T pass (of the last stage). notes: e.g. ranks of x0 clipped to what the fixed-rank manifold holds, rank
+    steps. validation_relative_residual: of x on the validation set (NaN without one).
     """
 
     x: TuckerTensorTrain
@@ -59,6 +60,7 @@ class FitResult:
     reason: str = ""
     chunk_size: int = 0
     notes: List[str] = field(default_factory=list)
+    validation_relative_residual: float = float("nan")
 
 
 def fit(
@@ -76,6 +78,7 @@ def fit(
 
 def _fit_doc() -> str:
     keys = _t3k._optimizer_keys()
+    continuation = keys.pop("continuation")
 
     def table(entries):
         return "\n".join(
@@ -100,6 +103,17 @@ def _fit_doc() -> str:
         "    Every optimizer takes:\n"
         f"{table(keys[''])}\n"
         "    Each optimizer takes its own as well:\n" + "\n".join(sections) + "\n\n"
+        "Held-out validation (the validation section of the configuration file): give the problem a validation\n"
+        "    set (problem.hold_out(fraction=...) or FittingProblem(..., validation=...)); its relative residual is\n"
+        "    recorded whenever the loss is evaluated.\n"
+        "        validation_patience (int, default 0): stop after this many evaluations without a new best\n"
+        "            validation residual and return the best model on validation; 0: off.\n"
+        "Rank continuation (model ranks {start, max} of the configuration file): the fit starts at x0's ranks and\n"
+        "    grows them stage by stage, keeping the ranks the data supports (docs/math.md, rank continuation).\n"
+        "        max_tucker_ranks (int or d ints, default None: off): the largest Tucker ranks.\n"
+        "        max_tt_ranks (int or d+1 ints, default None: off): the largest TT ranks (an int: every interior\n"
+        "            bond). Giving one of the two keeps the other at x0's ranks.\n"
+        f"{table(continuation)}\n\n"
         "Returns a FitResult (x, history, converged, reason, chunk_size, notes). Raises ValueError naming the\n"
         "option and the values it allows, or the array and both shapes, on bad input."
     )

@@ -227,11 +227,24 @@ class FittingProblem:
     0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.
     """
 
-    def __init__(self, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], targets: Sequence[numpy.typing.ArrayLike], weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None) -> None:
+    def __init__(self, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], targets: Sequence[numpy.typing.ArrayLike], weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, validation: FittingProblem | None = None) -> None:
         """
         A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is
-        float32, else float64. Raises ValueError naming the array and both shapes when they do not fit.
+        float32, else float64. validation: held-out probes of the same dtype, mode sizes and order (as
+        validation.file of `t3k fit`), whose relative residual fit records and validation_patience stops on.
+        Raises ValueError naming the array and both shapes when they do not fit.
         """
+
+    def hold_out(self, fraction: float | None = None, count: int | None = None, seed: int = 0) -> FittingProblem:
+        """
+        A new problem without `count` probes (or round(fraction * W)), drawn by seed, which become its
+        validation set: the same probes as validation.fraction / validation.count of `t3k fit` with that
+        seed. Give exactly one of fraction and count.
+        """
+
+    @property
+    def validation(self) -> FittingProblem | None:
+        """The validation set (a FittingProblem sharing its arrays), or None."""
 
     @staticmethod
     def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, seed: int = 0) -> FittingProblem:

@@ -88,3 +88,29 @@ def test_inner_product_and_t3_svd_match_the_dense_tensor(rng):
     assert truncated.tt_ranks == [1, 1, 1, 1]
     with pytest.raises(ValueError, match="t3k.t3_svd"):
         t3k.t3_svd(x, max_tucker_ranks=[1, 1])
+
+
+def test_jax_linear_transpose_gives_the_same_transpose(rng):
+    # An independent J^T: perf/jax_transpose.py writes the forward J in JAX and lets jax.linear_transpose derive
+    # its transpose; T3K's J^T must agree with it to rounding.
+    pytest.importorskip("jax")
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "perf" / "jax_transpose.py"
+    spec = importlib.util.spec_from_file_location("jax_transpose", path)
+    reference = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reference)
+
+    shape, order, n_probes = (5, 4, 6), 2, 30
+    x = t3k.TuckerTensorTrain.random(shape, (3, 2, 3), (1, 2, 3, 1), seed=7)
+    frame = t3k.orthogonal_frame(x)
+    ww = [rng.standard_normal((n_probes, n)) for n in shape]
+    pp = [rng.standard_normal((n_probes, n)) for n in shape]
+    residuals = [rng.standard_normal((n_probes, order + 1, n)) for n in shape]
+    ours = t3k.probe_derivatives_transpose(frame, ww, pp, residuals)
+    jt = reference.make_jt(len(shape), order + 1, 0)
+    theirs = jt((frame.up_tucker, frame.left_tt, frame.right_tt, frame.outer_tt), ww, pp, residuals)
+    ours_blocks = ([v[0] for v in ours.tucker], [h[0] for h in ours.tt])
+    theirs_blocks = ([np.asarray(v) for v in theirs[0]], [np.asarray(h) for h in theirs[1]])
+    assert reference.max_relative_difference(ours_blocks, theirs_blocks) < 1e-12
