@@ -74,6 +74,19 @@ class TuckerTensorTrain:
 
     def __repr__(self) -> str: ...
 
+def inner_product(x: TuckerTensorTrain, y: TuckerTensorTrain) -> float:
+    """
+    <X, Y>, the Frobenius inner product of two T3s of the same shape, from their cores.
+    """
+
+def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, max_tt_ranks: Sequence[int] | None = None, rtol: float = 0.0) -> tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]:
+    """
+    T3-SVD: truncates X by sequential SVDs to at most max_tucker_ranks (d entries) and max_tt_ranks (d + 1
+    entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.
+    Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),
+    every singular value computed, before truncation. None: no cap.
+    """
+
 class OrthogonalFrame:
     """
     The orthogonal frame of a T3 (docs/math.md): up Tucker factors U_i (nU_i, N_i), left-orthogonal L_i
@@ -155,23 +168,6 @@ class T3Variation:
     def dtype(self) -> numpy.dtype:
         """float32 or float64."""
 
-def probes(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike]) -> list[numpy.ndarray]:
-    """
-    Order-0 probes z_i = X contracted with ww[m] in every mode m != i: one (W, N_i) array per mode.
-
-    ww: one (W, N_i) array per mode. Raises ValueError naming the array and both shapes.
-    """
-
-def probe_derivatives(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], order: int, chunk_size: int | str | None = 'auto') -> list[numpy.ndarray]:
-    """
-    Probe jets of X: one (W, order + 1, N_i) array per mode holding the Taylor coefficients z_i^(k) of
-    z_i(t) = X contracted with ww[m] + t pp[m] in every mode m != i (coefficients, not derivatives: no k!).
-    Orders k >= d are zero.
-
-    ww, pp: one (W, N_i) array per mode. chunk_size: probes per pass ('auto', None for all at once, or an
-    integer); the result does not depend on it. Raises ValueError naming the array and both shapes.
-    """
-
 def orthogonal_frame(x: TuckerTensorTrain) -> OrthogonalFrame:
     """
     The orthogonal frame of X by QR sweeps, with its centre factors (docs/math.md).
@@ -195,6 +191,23 @@ def probe_derivatives_transpose(frame: OrthogonalFrame, ww: Sequence[numpy.typin
     The result is not gauged.
     """
 
+def probes(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike]) -> list[numpy.ndarray]:
+    """
+    Order-0 probes z_i = X contracted with ww[m] in every mode m != i: one (W, N_i) array per mode.
+
+    ww: one (W, N_i) array per mode. Raises ValueError naming the array and both shapes.
+    """
+
+def probe_derivatives(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], order: int, chunk_size: int | str | None = 'auto') -> list[numpy.ndarray]:
+    """
+    Probe jets of X: one (W, order + 1, N_i) array per mode holding the Taylor coefficients z_i^(k) of
+    z_i(t) = X contracted with ww[m] + t pp[m] in every mode m != i (coefficients, not derivatives: no k!).
+    Orders k >= d are zero.
+
+    ww, pp: one (W, N_i) array per mode. chunk_size: probes per pass ('auto', None for all at once, or an
+    integer); the result does not depend on it. Raises ValueError naming the array and both shapes.
+    """
+
 def estimate_chunk_size(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int:
     """
     The balance chunk size of J^T for these T3 shapes: the largest chunk whose workspace stays within the
@@ -205,19 +218,6 @@ def max_chunk_size_within(shape: Sequence[int], tucker_ranks: Sequence[int], tt_
     """
     The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.
     Raises ValueError stating the bytes needed when even one block does not fit.
-    """
-
-def inner_product(x: TuckerTensorTrain, y: TuckerTensorTrain) -> float:
-    """
-    <X, Y>, the Frobenius inner product of two T3s of the same shape, from their cores.
-    """
-
-def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, max_tt_ranks: Sequence[int] | None = None, rtol: float = 0.0) -> tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]:
-    """
-    T3-SVD: truncates X by sequential SVDs to at most max_tucker_ranks (d entries) and max_tt_ranks (d + 1
-    entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.
-    Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),
-    every singular value computed, before truncation. None: no cap.
     """
 
 class FittingProblem:

@@ -1,0 +1,267 @@
+#pragma once
+/// \file arrays.hpp
+/// The Python module's arrays: Python arguments (arrays through the buffer protocol or DLPack, integers, dtypes,
+/// chunk sizes) checked and converted, with a ValueError naming the argument otherwise; unmanaged host Views of held
+/// arrays; fresh NumPy results; and the one place kernels run (GIL released, one call at a time).
+///
+/// Arrays come in through nanobind's ndarray and are wrapped as unmanaged host Views: a C-contiguous array of the
+/// computation's dtype is used in place, anything else is converted once by numpy.ascontiguousarray. Results are
+/// NumPy arrays allocated here (the `_into` forms write into them) or copied from the library's Views. Python
+/// objects hold NumPy arrays, never Kokkos Views, so that no View outlives Kokkos::finalize at interpreter exit.
+/// Kernels run with the GIL released, one call at a time (Kokkos' host backends do not take concurrent launches
+/// from several host threads).
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "t3k/core/chunk_size.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace t3k_python {
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+using ExecutionSpace = Kokkos::DefaultHostExecutionSpace;
+using HostMemory = ExecutionSpace::memory_space;
+
+enum class Dtype { float32, float64 };
+
+/// Any C-contiguous host array (dtype and rank are checked where it is converted); read-only arrays are accepted.
+using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+/// A writable one: the outputs allocated here.
+using OutputArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+template <class Scalar>
+using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, HostMemory>;
+template <class Scalar>
+using Tensor3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, HostMemory>;
+template <class Scalar>
+using Tensor4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, HostMemory>;
+template <class Scalar, class DataType>
+using InputView = Kokkos::View<DataType, Kokkos::LayoutRight, HostMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class Scalar>
+using ProbeView = InputView<Scalar, Scalar const**>;
+
+inline char const* dtype_name(Dtype dt) { return dt == Dtype::float32 ? "float32" : "float64"; }
+inline nb::dlpack::dtype dlpack_dtype(Dtype dt) {
+  return dt == Dtype::float32 ? nb::dtype<float>() : nb::dtype<double>();
+}
+inline nb::module_ numpy() { return nb::module_::import_("numpy"); }
+
+/// The library's messages name C++ functions (t3k::probe_derivatives); Python users know them as t3k.<name>.
+inline std::string python_message(std::string text) {
+  for (std::size_t at = text.find("t3k::"); at != std::string::npos; at = text.find("t3k::", at)) {
+    text.replace(at, 5, "t3k.");
+  }
+  return text;
+}
+
+inline std::string text_of(nb::handle str) { return nb::str(str).c_str(); }
+
+[[noreturn]] inline void fail(std::string const& message) { throw nb::value_error(message.c_str()); }
+
+inline std::string describe(nb::handle obj) {
+  if (nb::hasattr(obj, "shape") && nb::hasattr(obj, "dtype")) {
+    return "an array of shape " + text_of(nb::repr(obj.attr("shape"))) + " and dtype " +
+           text_of(nb::str(obj.attr("dtype")));
+  }
+  return "a " + text_of(nb::type_name(obj.type()));
+}
+
+inline std::string shape_string(Array const& a) {
+  std::string out = "(";
+  for (std::size_t k = 0; k < a.ndim(); ++k) out += (k ? ", " : "") + std::to_string(a.shape(k));
+  return out + (a.ndim() == 1 ? ",)" : ")");
+}
+
+/// `obj` as a C-contiguous `ndim`-d array of dtype `dt` (ndim 0: any rank): in place when it is one already (no
+/// copy), else converted by numpy.ascontiguousarray. **Throws:** ValueError naming `where`, `name` and `expected`.
+inline Array as_array(nb::handle obj, Dtype dt, std::size_t ndim, std::string const& where, std::string const& name,
+                      std::string const& expected) {
+  Array a;
+  if (nb::try_cast(obj, a, false) && a.dtype() == dlpack_dtype(dt) && (ndim == 0 || a.ndim() == ndim)) return a;
+  std::string const wanted = where + ": " + name + " must be a " + (ndim ? std::to_string(ndim) + "-d " : "") +
+                             "array of real numbers " + expected + ", got ";
+  nb::object converted;
+  try {
+    if (nb::cast<bool>(numpy().attr("iscomplexobj")(obj))) fail(wanted + describe(obj));
+    converted = numpy().attr("ascontiguousarray")(obj, "dtype"_a = dtype_name(dt));
+  } catch (nb::python_error const&) {
+    fail(wanted + describe(obj));
+  }
+  if (!nb::try_cast(converted, a, false)) fail(wanted + describe(obj));
+  if (ndim != 0 && a.ndim() != ndim) fail(wanted + "an array of shape " + shape_string(a));
+  return a;
+}
+
+/// A sequence of arrays, one per mode, as in as_array; item i is named name[i].
+inline std::vector<Array> as_array_list(nb::handle seq, Dtype dt, std::size_t ndim, std::string const& where,
+                                        std::string const& name, std::string const& expected) {
+  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq) || nb::isinstance<nb::bytes>(seq)) {
+    fail(where + ": " + name + " must be a sequence of arrays " + expected + ", one per mode, got " + describe(seq));
+  }
+  std::vector<Array> out;
+  for (nb::handle item : seq) {
+    out.push_back(as_array(item, dt, ndim, where, name + "[" + std::to_string(out.size()) + "]", expected));
+  }
+  return out;
+}
+
+/// A non-negative integer argument (Python int or NumPy integer). **Throws:** ValueError naming it.
+inline std::size_t size_arg(nb::handle h, std::string const& where, std::string const& name, std::size_t minimum = 0) {
+  std::string const wanted = where + ": " + name + " must be an integer >= " + std::to_string(minimum) + ", got ";
+  if (nb::isinstance<nb::bool_>(h) || !PyIndex_Check(h.ptr())) fail(wanted + describe(h));
+  nb::object index = nb::steal(PyNumber_Index(h.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  long long const value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow > 0) fail(wanted + "an integer too large");
+  if (overflow < 0 || value < 0 || std::size_t(value) < minimum) fail(wanted + std::to_string(value));
+  return std::size_t(value);
+}
+
+inline std::vector<std::size_t> size_list_arg(nb::handle seq, std::string const& where, std::string const& name) {
+  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq)) {
+    fail(where + ": " + name + " must be a sequence of integers, got " + describe(seq));
+  }
+  std::vector<std::size_t> out;
+  for (nb::handle item : seq) out.push_back(size_arg(item, where, name + "[" + std::to_string(out.size()) + "]"));
+  return out;
+}
+
+/// None (all probes at once), "auto", "none" or a positive integer.
+inline t3k::ChunkSize chunk_size_arg(nb::handle h, std::string const& where) {
+  if (h.is_none()) return t3k::ChunkSize::none();
+  if (nb::isinstance<nb::str>(h)) {
+    std::string const text = nb::cast<std::string>(h);
+    if (text == "auto") return t3k::ChunkSize::automatic();
+    if (text == "none") return t3k::ChunkSize::none();
+    fail(where + ": chunk_size must be None, 'auto' or a positive integer, got '" + text + "'");
+  }
+  return t3k::ChunkSize::of(size_arg(h, where, "chunk_size", 1));
+}
+
+inline Dtype dtype_arg(nb::handle h, std::string const& where) {
+  std::string name;
+  try {
+    name = nb::cast<std::string>(numpy().attr("dtype")(h).attr("name"));
+  } catch (nb::python_error const&) {
+    fail(where + ": dtype must be float32 or float64, got " + text_of(nb::repr(h)));
+  }
+  if (name == "float32") return Dtype::float32;
+  if (name == "float64") return Dtype::float64;
+  fail(where + ": dtype must be float32 or float64, got " + name);
+}
+
+/// The dtype of a new object: `dtype` when given, else float32 when `first` is a float32 array, else float64.
+inline Dtype inferred_dtype(nb::handle dtype, nb::handle sequence, std::string const& where) {
+  if (!dtype.is_none()) return dtype_arg(dtype, where);
+  if (PySequence_Check(sequence.ptr()) && PySequence_Size(sequence.ptr()) > 0) {
+    nb::object first = nb::steal(PySequence_GetItem(sequence.ptr(), 0));
+    if (first.is_valid() && nb::hasattr(first, "dtype") && text_of(nb::str(first.attr("dtype"))) == "float32") {
+      return Dtype::float32;
+    }
+  }
+  PyErr_Clear();
+  return Dtype::float64;
+}
+
+inline nb::object numpy_dtype(Dtype dt) { return numpy().attr("dtype")(dtype_name(dt)); }
+
+/// Calls `f(Scalar{})` with the scalar type of `dt`.
+template <class F>
+decltype(auto) dispatch(Dtype dt, F&& f) {
+  if (dt == Dtype::float32) return f(float{});
+  return f(double{});
+}
+
+/// A fresh NumPy array (uninitialized) and its data.
+struct Output {
+  nb::object array;
+  void* data = nullptr;
+};
+inline Output new_array(std::vector<std::size_t> const& shape, Dtype dt) {
+  Output out;
+  out.array = numpy().attr("empty")(nb::cast(shape), "dtype"_a = dtype_name(dt));
+  out.data = nb::cast<OutputArray>(out.array, false).data();
+  return out;
+}
+template <class Scalar>
+Scalar* data_of(Output const& o) {
+  return static_cast<Scalar*>(o.data);
+}
+
+/// Copies a contiguous View into a fresh NumPy array of its shape. Holds the GIL.
+template <class View>
+nb::object numpy_copy(View const& v, Dtype dt) {
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < std::size_t(View::rank); ++k) shape.push_back(v.extent(k));
+  Output out = new_array(shape, dt);
+  if (v.span() > 0) std::memcpy(out.data, v.data(), v.span() * sizeof(typename View::value_type));
+  return out.array;
+}
+
+/// A read-only NumPy view of an array held by `owner` (which keeps it alive).
+inline nb::object numpy_view(Array const& a, nb::handle owner) {
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  nb::ndarray<nb::numpy, nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype());
+  return nb::cast(view, nb::rv_policy::reference);
+}
+inline nb::list numpy_views(std::vector<Array> const& arrays, nb::handle owner) {
+  nb::list out;
+  for (auto const& a : arrays) out.append(numpy_view(a, owner));
+  return out;
+}
+
+// The library never writes into its inputs; the Views of held arrays are non-const only because the T3, frame and
+// variation types hold non-const Views.
+template <class Scalar>
+Scalar* mutable_data(Array const& a) {
+  return const_cast<Scalar*>(static_cast<Scalar const*>(a.data()));
+}
+template <class Scalar>
+Matrix<Scalar> matrix_view(Array const& a) {
+  return Matrix<Scalar>(mutable_data<Scalar>(a), a.shape(0), a.shape(1));
+}
+template <class Scalar>
+Tensor3<Scalar> tensor3_view(Array const& a) {
+  return Tensor3<Scalar>(mutable_data<Scalar>(a), a.shape(0), a.shape(1), a.shape(2));
+}
+template <class Scalar>
+Tensor4<Scalar> tensor4_view(Array const& a) {
+  return Tensor4<Scalar>(mutable_data<Scalar>(a), a.shape(0), a.shape(1), a.shape(2), a.shape(3));
+}
+template <class Scalar>
+std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
+  std::vector<ProbeView<Scalar>> out;
+  for (auto const& a : arrays) out.emplace_back(static_cast<Scalar const*>(a.data()), a.shape(0), a.shape(1));
+  return out;
+}
+
+// Recursive: a fit's callback runs on the launching thread with the lock held and may call t3k functions itself.
+inline std::recursive_mutex& kernel_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+/// Runs `f` (which must not touch Python objects) with the GIL released, one call at a time, and waits for its
+/// kernels: the library's calls are asynchronous, and NumPy reads the results right after.
+template <class F>
+void run_kernels(F&& f) {
+  nb::gil_scoped_release release;
+  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
+  f();
+  ExecutionSpace().fence();
+}
+
+}  // namespace t3k_python

@@ -1,0 +1,331 @@
+/// \file bind_fit.cpp
+/// Python bindings of fitting: FittingProblem (from arrays, planted, hold_out) and fit over the four optimizers,
+/// whose keyword options come from the key tables of `t3k fit` (drivers/optimizer_keys.hpp).
+
+#include "bindings.hpp"
+#include "objects.hpp"
+
+#include "fit_options.hpp"
+
+#include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/gradient_descent.hpp"
+#include "t3k/optimizers/mc_sgd.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace t3k_python {
+namespace {
+
+PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype,
+                              PyFittingProblem const* validation) {
+  std::string const where = "t3k.FittingProblem";
+  PyFittingProblem p;
+  p.dtype = inferred_dtype(dtype, ww, where);
+  p.ww = as_array_list(ww, p.dtype, 2, where, "ww", "(W x N_i)");
+  p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
+  p.targets = as_array_list(targets, p.dtype, 3, where, "targets", "(W x (K+1) x N_i)");
+  if (!weights.is_none()) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
+  if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
+  if (p.targets.empty() || p.targets[0].shape(1) == 0) {
+    fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
+  }
+  auto const shapes = p.mode_sizes();
+  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  if (validation) {
+    auto const theirs = validation->mode_sizes();
+    if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
+      fail(where + ": validation must be a FittingProblem of the same dtype, mode sizes and order (" +
+           dtype_name(p.dtype) + ", N = " + t3k::impl::shape_string(shapes) + ", K = " + std::to_string(p.order()) +
+           "), got " + dtype_name(validation->dtype) + ", N = " + t3k::impl::shape_string(theirs) +
+           ", K = " + std::to_string(validation->order()));
+    }
+    if (validation->validation) fail(where + ": validation must be a problem without a validation set of its own");
+    p.validation = std::make_shared<PyFittingProblem const>(*validation);
+  }
+  return p;
+}
+
+/// The problem without `count` (or round(fraction * W)) probes drawn by seed, which become its validation set.
+PyFittingProblem hold_out(PyFittingProblem const& problem, nb::handle fraction, nb::handle count, nb::handle seed) {
+  std::string const where = "t3k.FittingProblem.hold_out";
+  if (fraction.is_none() == count.is_none()) fail(where + ": give exactly one of fraction and count");
+  std::size_t const w = problem.n_probes();
+  std::size_t n = 0;
+  if (!count.is_none()) {
+    n = size_arg(count, where, "count", 1);
+  } else {
+    double f = 0;
+    if (nb::isinstance<nb::bool_>(fraction) || !nb::try_cast(fraction, f) || !(f > 0 && f < 1)) {
+      fail(where + ": fraction must be a number in (0, 1), got " + text_of(nb::repr(fraction)));
+    }
+    n = std::size_t(std::llround(f * double(w)));  // as validation.fraction of `t3k fit`
+  }
+  if (n == 0 || n >= w) {
+    fail(where + ": holding out " + std::to_string(n) + " of " + std::to_string(w) +
+         " probes leaves none to validate or none to fit (need 1 <= count < W)");
+  }
+  std::size_t const s = size_arg(seed, where, "seed");
+  return dispatch(problem.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const p = problem.view<Scalar>();
+    t3k::FittingProblem<Scalar, HostMemory> train;
+    run_kernels([&] { train = t3k::hold_out(ExecutionSpace(), p, n, std::uint64_t(s)); });
+    return problem_from_library(train, problem.dtype);
+  });
+}
+
+PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_probes, nb::handle order, double noise,
+                                 nb::handle seed) {
+  std::string const where = "t3k.FittingProblem.planted";
+  std::size_t const w = size_arg(n_probes, where, "n_probes", 1);
+  std::size_t const k = size_arg(order, where, "order");
+  std::size_t const s = size_arg(seed, where, "seed");
+  return dispatch(truth.dtype, [&](auto zero) {
+    using Scalar = decltype(zero);
+    auto const x = truth.view<Scalar>();
+    t3k::FittingProblem<Scalar, HostMemory> p;
+    run_kernels([&] { p = t3k::make_planted_problem(ExecutionSpace(), x, w, k, noise, std::uint64_t(s)); });
+    return problem_from_library(p, truth.dtype);
+  });
+}
+/// A maximum rank keyword: one integer (every mode; for TT ranks every interior bond, the boundary ones 1) or a
+/// sequence of `count` integers.
+std::vector<std::size_t> max_ranks_arg(nb::handle h, std::size_t count, bool tt, std::string const& where,
+                                       std::string const& name) {
+  if (PyIndex_Check(h.ptr()) && !nb::isinstance<nb::bool_>(h)) {
+    std::size_t const m = size_arg(h, where, name, 1);
+    std::vector<std::size_t> out(count, m);
+    if (tt) out.front() = out.back() = 1;
+    return out;
+  }
+  auto out = size_list_arg(h, where, name);
+  if (out.size() != count) {
+    fail(where + ": " + name + " must be one integer or " + std::to_string(count) + " of them, got " +
+         std::to_string(out.size()));
+  }
+  return out;
+}
+
+/// Fills `o` (validation_patience, continuation) from fit's extra keywords.
+void parse_fit_extras(std::string const& where, nb::dict given, PyFittingProblem const& problem,
+                      PyTuckerTensorTrain const& x0, t3k::OptimizerOptions& o) {
+  auto& c = o.continuation;
+  auto const& keys = t3k::fit::continuation_keys();
+  std::string continuation_key;
+  for (auto item : given) {
+    std::string const key = nb::cast<std::string>(nb::str(item.first));
+    if (key == "validation_patience") {
+      o.validation_patience = size_arg(item.second, where, key);
+      if (o.validation_patience > 0 && !problem.validation) {
+        fail(where +
+             ": validation_patience needs a problem with a validation set (FittingProblem.hold_out, or "
+             "FittingProblem(..., validation=...))");
+      }
+    } else if (key == "max_tucker_ranks") {
+      c.max_tucker_ranks = max_ranks_arg(item.second, x0.n_modes(), false, where, key);
+    } else if (key == "max_tt_ranks") {
+      c.max_tt_ranks = max_ranks_arg(item.second, x0.n_modes() + 1, true, where, key);
+    } else {
+      auto it = std::find_if(keys.begin(), keys.end(), [&](auto const& k) { return key == k.key; });
+      if (it == keys.end()) continue;
+      it->set(c, option_value(where, *it, item.second));
+      continuation_key = key;
+    }
+  }
+  if (c.max_tucker_ranks.empty() && c.max_tt_ranks.empty()) {
+    if (!continuation_key.empty()) {
+      fail(where + ": " + continuation_key + " is an option of a rank continuation: give max_tucker_ranks or " +
+           "max_tt_ranks too");
+    }
+    return;
+  }
+  // One of them given: the other ranks stay x0's.
+  if (c.max_tucker_ranks.empty()) {
+    for (auto const& u : x0.tucker) c.max_tucker_ranks.push_back(u.shape(0));
+  }
+  if (c.max_tt_ranks.empty()) {
+    for (auto const& g : x0.tt) c.max_tt_ranks.push_back(g.shape(0));
+    c.max_tt_ranks.push_back(x0.tt.back().shape(2));
+  }
+}
+
+nb::dict record_dict(t3k::IterationRecord const& r) {
+  nb::dict d;
+  d["iteration"] = r.iteration;
+  d["loss"] = r.loss;
+  d["relative_residual"] = r.relative_residual;
+  d["gradient_norm"] = r.gradient_norm;
+  d["step"] = r.step;
+  d["elapsed_seconds"] = r.elapsed_seconds;
+  d["chunk_size"] = r.chunk_size;
+  d["minibatch_loss"] = r.minibatch_loss;
+  d["validation_relative_residual"] = r.validation_relative_residual;
+  d["rank_stage"] = r.rank_stage;
+  return d;
+}
+
+/// The optimizer whose options `o` holds.
+template <class Scalar, class Options>
+t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
+                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o) {
+  ExecutionSpace const space;
+  if constexpr (std::is_same_v<Options, t3k::NewtonCgOptions>) {
+    return t3k::newton_cg(space, p, x, o);
+  } else if constexpr (std::is_same_v<Options, t3k::GradientDescentOptions>) {
+    return t3k::gradient_descent(space, p, x, o);
+  } else if constexpr (std::is_same_v<Options, t3k::McSgdOptions>) {
+    return t3k::mc_sgd(space, p, x, o);
+  } else {
+    static_assert(std::is_same_v<Options, t3k::AdamOptions>, "optimize: an optimizer without a case here");
+    return t3k::adam(space, p, x, o);
+  }
+}
+
+/// Runs one optimizer. Between iterations (GIL held): pending signals are handled (Ctrl-C raises
+/// KeyboardInterrupt out of fit) and the callback is called; a true return value or StopIteration stops the fit at
+/// the point just recorded (through the optimizers' stop_when).
+template <class Scalar, class Options>
+nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, Options options, nb::handle callback) {
+  auto const p = problem.view<Scalar>();
+  auto const x = x0.view<Scalar>();
+  bool stop = false;
+  options.common.callback = [&](t3k::IterationRecord const& rec) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    if (callback.is_none()) return;
+    try {
+      nb::object answer = callback(record_dict(rec));
+      int const truth = PyObject_IsTrue(answer.ptr());
+      if (truth < 0) throw nb::python_error();
+      stop = truth == 1;
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_StopIteration)) throw;
+      stop = true;
+    }
+  };
+  options.common.stop_when = [&](t3k::IterationRecord const&) { return stop; };
+  t3k::FitResult<Scalar, HostMemory> result;
+  run_kernels([&] { result = optimize(p, x, options); });
+  if (result.reason == t3k::stop_request_reason) {
+    result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
+  }
+  nb::dict out;
+  out["x"] = nb::cast(t3_from_library(result.x, x0.dtype));
+  nb::list history;
+  for (auto const& r : result.history) history.append(record_dict(r));
+  out["history"] = history;
+  out["converged"] = result.converged;
+  out["reason"] = result.reason;
+  out["chunk_size"] = result.chunk_size;
+  out["notes"] = nb::cast(result.notes);
+  out["validation_relative_residual"] = result.validation_relative_residual;
+  return out;
+}
+
+nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
+             nb::handle chunk_size, nb::handle callback, nb::dict options) {
+  std::string const where = "t3k.fit";
+  if (problem.dtype != x0.dtype) {
+    fail(where + ": the problem is " + dtype_name(problem.dtype) + " but x0 is " + dtype_name(x0.dtype));
+  }
+  if (!callback.is_none() && !PyCallable_Check(callback.ptr())) {
+    fail(where + ": callback must be None or callable, got " + describe(callback));
+  }
+  auto const chunk = chunk_size_arg(chunk_size, where);
+  auto const choice = t3k::fit::default_options(optimizer);
+  if (!choice) {
+    std::string names;
+    for (auto const& n : t3k::fit::optimizer_names()) names += (names.empty() ? "'" : ", '") + n + "'";
+    fail(where + ": optimizer must be one of " + names + ", got '" + optimizer + "'");
+  }
+  return std::visit(
+      [&](auto const& defaults) {
+        using Options = std::decay_t<decltype(defaults)>;
+        Options o = parse_options<Options>(where, optimizer, options);
+        parse_fit_extras(where, options, problem, x0, o.common);
+        o.common.chunk_size = chunk;
+        return dispatch(x0.dtype, [&](auto zero) { return run_fit<decltype(zero)>(problem, x0, o, callback); });
+      },
+      *choice);
+}
+
+}  // namespace
+
+void bind_fit(nb::module_& m) {
+  nb::class_<PyFittingProblem>(
+      m, "FittingProblem",
+      "The data of a fit (docs/math.md): probe vectors ww[i] and directions pp[i] of shape (W, N_i), target jets\n"
+      "targets[i] of shape (W, K+1, N_i) and optional per-probe weights (W). The loss is\n"
+      "0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.")
+      .def(
+          "__init__",
+          [](PyFittingProblem* self, nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
+             nb::handle dtype, PyFittingProblem const* validation) {
+            new (self) PyFittingProblem(make_problem(ww, pp, targets, weights, dtype, validation));
+          },
+          "ww"_a, "pp"_a, "targets"_a, "weights"_a.none() = nb::none(), "dtype"_a.none() = nb::none(),
+          "validation"_a.none() = nb::none(),
+          nb::sig("def __init__(self, ww: typing.Sequence[numpy.typing.ArrayLike], "
+                  "pp: typing.Sequence[numpy.typing.ArrayLike], targets: typing.Sequence[numpy.typing.ArrayLike], "
+                  "weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, "
+                  "validation: FittingProblem | None = None) -> None"),
+          "A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is\n"
+          "float32, else float64. validation: held-out probes of the same dtype, mode sizes and order (as\n"
+          "validation.file of `t3k fit`), whose relative residual fit records and validation_patience stops on.\n"
+          "Raises ValueError naming the array and both shapes when they do not fit.")
+      .def("hold_out", &hold_out, "fraction"_a.none() = nb::none(), "count"_a.none() = nb::none(), "seed"_a = 0,
+           nb::sig("def hold_out(self, fraction: float | None = None, count: int | None = None, seed: int = 0) "
+                   "-> FittingProblem"),
+           "A new problem without `count` probes (or round(fraction * W)), drawn by seed, which become its\n"
+           "validation set: the same probes as validation.fraction / validation.count of `t3k fit` with that\n"
+           "seed. Give exactly one of fraction and count.")
+      .def_prop_ro(
+          "validation",
+          [](PyFittingProblem const& p) -> nb::object {
+            if (!p.validation) return nb::none();
+            return nb::cast(PyFittingProblem(*p.validation));
+          },
+          nb::for_getter(nb::sig("def validation(self) -> FittingProblem | None")),
+          "The validation set (a FittingProblem sharing its arrays), or None.")
+      .def_static("planted", &planted_problem, "truth"_a, "n_probes"_a, "order"_a, "noise"_a = 0.0, "seed"_a = 0,
+                  nb::sig("def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, "
+                          "seed: int = 0) -> FittingProblem"),
+                  "A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth\n"
+                  "plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).")
+      .def_prop_ro(
+          "ww", [](PyFittingProblem const& p) { return numpy_views(p.ww, nb::find(&p)); },
+          nb::for_getter(nb::sig("def ww(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "pp", [](PyFittingProblem const& p) { return numpy_views(p.pp, nb::find(&p)); },
+          nb::for_getter(nb::sig("def pp(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "targets", [](PyFittingProblem const& p) { return numpy_views(p.targets, nb::find(&p)); },
+          nb::for_getter(nb::sig("def targets(self) -> list[numpy.ndarray]")),
+          "(W, K+1, N_i) per mode, read-only views.")
+      .def_prop_ro(
+          "weights",
+          [](PyFittingProblem const& p) -> nb::object {
+            if (p.weights.empty()) return nb::none();
+            return numpy_view(p.weights[0], nb::find(&p));
+          },
+          nb::for_getter(nb::sig("def weights(self) -> numpy.ndarray | None")), "(W,) or None (all ones).")
+      .def_prop_ro("order", &PyFittingProblem::order, "K, the jet order.")
+      .def_prop_ro("n_probes", &PyFittingProblem::n_probes, "W.")
+      .def_prop_ro(
+          "dtype", [](PyFittingProblem const& p) { return numpy_dtype(p.dtype); },
+          nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype")), "float32 or float64.");
+
+  m.def("_fit", &fit, "problem"_a, "x0"_a, "optimizer"_a, "chunk_size"_a.none(), "callback"_a.none(), "options"_a,
+        "The optimizers; t3k.fit wraps this (see help(t3k.fit)).");
+  m.def("_optimizer_keys", &optimizer_keys,
+        "The optimizer options as the YAML schema defines them: {optimizer: [(key, type, default, allowed)]},\n"
+        "the keys every optimizer takes under ''.");
+}
+
+}  // namespace t3k_python

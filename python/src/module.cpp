@@ -1,0 +1,78 @@
+/// \file module.cpp
+/// The Python module `t3k._t3k` (nanobind): the library's public API on NumPy arrays, for float64 and float32.
+/// Initializes Kokkos on import and finalizes it at exit, translates the library's exceptions, and binds each
+/// concept from its own file (bind_*.cpp; arrays.hpp says how arrays are held and kernels run).
+
+#include "bindings.hpp"
+
+#include "t3k/core/chunk_size.hpp"
+#include "t3k/core/error.hpp"
+#include "t3k/version.hpp"
+
+#ifdef T3K_PYTHON_HDF5
+#include "t3k/io/hdf5_io.hpp"
+#endif
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace t3k_python {
+namespace {
+
+bool kokkos_owned = false;
+
+void finalize_kokkos() {
+  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
+  if (kokkos_owned && Kokkos::is_initialized()) Kokkos::finalize();
+  kokkos_owned = false;
+}
+
+}  // namespace
+}  // namespace t3k_python
+
+using namespace t3k_python;
+
+NB_MODULE(_t3k, m) {
+  m.doc() =
+      "T3K: Tucker tensor trains, their probe jets, the Jacobian J and its transpose, on NumPy arrays.\n\n"
+      "Kokkos is initialized on import (its host backend, OpenMP where built with it; OMP_NUM_THREADS sets the\n"
+      "threads) and finalized at interpreter exit. Calls release the GIL and run one at a time.";
+
+  if (!Kokkos::is_initialized()) {
+    // argv form: the same on Kokkos 3.4 and 4.x. Kokkos' OMP_PROC_BIND advice is meant for programs, not importers.
+    std::vector<std::string> args{"t3k", "--kokkos-disable-warnings"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    int argc = int(argv.size());
+    Kokkos::initialize(argc, argv.data());
+    kokkos_owned = true;
+  }
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function(&finalize_kokkos));
+
+  nb::register_exception_translator([](std::exception_ptr const& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (t3k::InvalidArgument const& e) {
+      PyErr_SetString(PyExc_ValueError, python_message(e.what()).c_str());
+    } catch (t3k::DimensionMismatch const& e) {
+      PyErr_SetString(PyExc_ValueError, python_message(e.what()).c_str());
+#ifdef T3K_PYTHON_HDF5
+    } catch (t3k::io::FileError const& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+#endif
+    }
+  });
+
+  m.attr("__version__") = T3K_VERSION_STRING;
+  m.attr("reduction_block_size") = t3k::reduction_block_size;
+
+  bind_tucker_tensor_train(m);
+  bind_tangent_space(m);
+  bind_probe_jets(m);
+  bind_fit(m);
+  bind_files(m);
+  m.def(
+      "num_threads", [] { return ExecutionSpace().concurrency(); },
+      "Threads of the host execution space Kokkos was initialized with.");
+}

@@ -1,0 +1,153 @@
+#pragma once
+/// \file objects.hpp
+/// The Python objects (T3, orthogonal frame, variation, fitting problem): their arrays, the library Views over them,
+/// and their construction from library results.
+
+#include "arrays.hpp"
+
+#include "t3k/core/orthogonal_frame.hpp"
+#include "t3k/core/t3_variation.hpp"
+#include "t3k/core/tucker_tensor_train.hpp"
+#include "t3k/optimizers/fitting_problem.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace t3k_python {
+
+/// A Tucker tensor train on NumPy arrays: U_i (n_i, N_i), G_i (r_i, n_i, r_{i+1}).
+struct PyTuckerTensorTrain {
+  Dtype dtype = Dtype::float64;
+  std::vector<Array> tucker, tt;
+
+  template <class Scalar>
+  t3k::TuckerTensorTrain<Scalar, HostMemory> view() const {
+    std::vector<Matrix<Scalar>> us;
+    std::vector<Tensor3<Scalar>> gs;
+    for (auto const& a : tucker) us.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : tt) gs.push_back(tensor3_view<Scalar>(a));
+    return t3k::TuckerTensorTrain<Scalar, HostMemory>(std::move(us), std::move(gs));  // validates the shapes
+  }
+  std::size_t n_modes() const { return tt.size(); }
+};
+
+/// A T3 of the given cores (held without a copy where they are C-contiguous arrays of the dtype). **Throws:**
+/// ValueError naming the core and both shapes when the cores do not fit together.
+inline PyTuckerTensorTrain make_t3(nb::handle tucker_cores, nb::handle tt_cores, nb::handle dtype) {
+  std::string const where = "t3k.TuckerTensorTrain";
+  PyTuckerTensorTrain x;
+  x.dtype = inferred_dtype(dtype, tucker_cores, where);
+  x.tucker = as_array_list(tucker_cores, x.dtype, 2, where, "tucker_cores", "(n_i x N_i)");
+  x.tt = as_array_list(tt_cores, x.dtype, 3, where, "tt_cores", "(r_i x n_i x r_{i+1})");
+  dispatch(x.dtype, [&](auto zero) { (void)x.view<decltype(zero)>(); });
+  return x;
+}
+
+/// An orthogonal frame on NumPy arrays (centre factors optional).
+struct PyOrthogonalFrame {
+  Dtype dtype = Dtype::float64;
+  std::vector<Array> up, left, right, outer, centre;
+
+  template <class Scalar>
+  t3k::OrthogonalFrame<Scalar, HostMemory> view() const {
+    std::vector<Matrix<Scalar>> u, s;
+    std::vector<Tensor3<Scalar>> l, r, o;
+    for (auto const& a : up) u.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : centre) s.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : left) l.push_back(tensor3_view<Scalar>(a));
+    for (auto const& a : right) r.push_back(tensor3_view<Scalar>(a));
+    for (auto const& a : outer) o.push_back(tensor3_view<Scalar>(a));
+    return t3k::OrthogonalFrame<Scalar, HostMemory>(std::move(u), std::move(l), std::move(r), std::move(o),
+                                                    std::move(s));
+  }
+  std::size_t n_modes() const { return up.size(); }
+};
+
+/// A stack of variations on NumPy arrays: V_i (n, nO_i, N_i), H_i (n, rL_i, nU_i, rR_{i+1}).
+struct PyT3Variation {
+  Dtype dtype = Dtype::float64;
+  std::vector<Array> tucker, tt;
+
+  template <class Scalar>
+  t3k::T3Variation<Scalar, HostMemory> view() const {
+    t3k::T3Variation<Scalar, HostMemory> v;
+    for (auto const& a : tucker) v.tucker.push_back(tensor3_view<Scalar>(a));
+    for (auto const& a : tt) v.tt.push_back(tensor4_view<Scalar>(a));
+    return v;
+  }
+};
+
+template <class Scalar>
+PyTuckerTensorTrain t3_from_library(t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Dtype dt) {
+  PyTuckerTensorTrain out;
+  out.dtype = dt;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    out.tucker.push_back(nb::cast<Array>(numpy_copy(x.tucker_core(i), dt), false));
+    out.tt.push_back(nb::cast<Array>(numpy_copy(x.tt_core(i), dt), false));
+  }
+  return out;
+}
+
+template <class Scalar>
+PyT3Variation variation_from_library(t3k::T3Variation<Scalar, HostMemory> const& v, Dtype dt) {
+  PyT3Variation out;
+  out.dtype = dt;
+  for (std::size_t i = 0; i < v.n_modes(); ++i) {
+    out.tucker.push_back(nb::cast<Array>(numpy_copy(v.tucker[i], dt), false));
+    out.tt.push_back(nb::cast<Array>(numpy_copy(v.tt[i], dt), false));
+  }
+  return out;
+}
+
+inline nb::tuple size_tuple(std::vector<std::size_t> const& values) {
+  nb::list l;
+  for (auto v : values) l.append(v);
+  return nb::tuple(l);
+}
+
+/// A fitting problem on NumPy arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W), and
+/// an optional validation set (a problem of the same mode sizes and order).
+struct PyFittingProblem {
+  Dtype dtype = Dtype::float64;
+  std::vector<Array> ww, pp, targets;
+  std::vector<Array> weights;  ///< empty or one array
+  std::shared_ptr<PyFittingProblem const> validation;
+
+  template <class Scalar>
+  t3k::FittingProblem<Scalar, HostMemory> view() const {
+    t3k::FittingProblem<Scalar, HostMemory> p;
+    for (auto const& a : ww) p.ww.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : pp) p.pp.push_back(matrix_view<Scalar>(a));
+    for (auto const& a : targets) p.targets.push_back(tensor3_view<Scalar>(a));
+    if (!weights.empty()) {
+      p.weights = Kokkos::View<Scalar*, HostMemory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
+    }
+    p.order = targets.empty() ? 0 : targets[0].shape(1) - 1;
+    if (validation)
+      p.validation = std::make_shared<t3k::FittingProblem<Scalar, HostMemory> const>(validation->view<Scalar>());
+    return p;
+  }
+  std::size_t order() const { return targets.empty() ? 0 : targets[0].shape(1) - 1; }
+  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].shape(0); }
+  std::vector<std::size_t> mode_sizes() const {
+    std::vector<std::size_t> out;
+    for (auto const& a : ww) out.push_back(a.shape(1));
+    return out;
+  }
+};
+
+/// A library problem (and its validation set) copied into NumPy arrays. Holds the GIL.
+template <class Scalar>
+PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, HostMemory> const& p, Dtype dt) {
+  PyFittingProblem out;
+  out.dtype = dt;
+  auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, dt), false); };
+  for (auto const& v : p.ww) out.ww.push_back(keep(v));
+  for (auto const& v : p.pp) out.pp.push_back(keep(v));
+  for (auto const& v : p.targets) out.targets.push_back(keep(v));
+  if (p.weights.data() != nullptr) out.weights.push_back(keep(p.weights));
+  if (p.validation) out.validation = std::make_shared<PyFittingProblem const>(problem_from_library(*p.validation, dt));
+  return out;
+}
+
+}  // namespace t3k_python
