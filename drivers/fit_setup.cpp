@@ -7,6 +7,7 @@
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
 #include "t3k/io/file_safety.hpp"
+#include "t3k/io/fitting_data.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/algorithms/random_t3.hpp"
@@ -46,30 +47,16 @@ Problem load_data_problem(Config const& config, Space const& space, Communicator
                           std::string const& key) {
   return reading(config, key, [&] {
     io::Reader in(data.resolved_file);
-    auto const probes = in.read_probes({}, [&comm](std::size_t n_rows) { return comm.shard_range(n_rows); });
-    std::vector<std::size_t> shapes;
-    for (auto const& w : probes.w) shapes.push_back(w.extent(1));
-    std::size_t const w = probes.n_file_probes();
-    ShardRange const rows{probes.first_row, probes.first_row + probes.n_probes()};
-    if (!in.exists("/jets")) {
-      throw io::FileError(data.resolved_file + ": /jets (the target jets) is missing");
+    io::FittingData f;
+    try {
+      f = io::read_fitting_data(in, data.weights, [&comm](std::size_t n_rows) { return comm.shard_range(n_rows); });
+    } catch (io::WeightsError const& e) {
+      throw config.error_at("problem.data.weights", e.what());
     }
-    // The order attribute of /probes fixes K, so a stack stored [W x N_i x K+1] is refused with the shape it
-    // should have; without it, K+1 is axis 1 of /jets/0.
-    std::size_t const n_orders = probes.order ? *probes.order + 1 : io::any_extent;
-    if (probes.order && in.exists("/jets/0")) {
-      auto const found = in.dataset_shape("/jets/0");
-      std::vector<std::size_t> const expected{w, n_orders, shapes[0]};
-      if (found != expected) {
-        throw io::FileError(data.resolved_file + ": /jets/0 has shape " + impl::shape_string(found) + ", expected " +
-                            impl::shape_string(expected) + " ([W x K+1 x N_0], K = " + std::to_string(*probes.order) +
-                            " from the order attribute of /probes)");
-      }
-    }
-    auto const jets = in.read_jets("/jets", shapes, w, n_orders, rows);
-    std::size_t const k = jets[0].extent(1) - 1;
+    std::size_t const w = f.probes.n_file_probes();
+    std::size_t const k = f.order;
     if (data.order && *data.order != k) {
-      std::vector<std::size_t> jet_shape = impl::view_shape(jets[0]);
+      std::vector<std::size_t> jet_shape = impl::view_shape(f.targets[0]);
       jet_shape[0] = w;  // the file's shape, not this rank's rows
       throw config.error_at("problem.data.order", "is " + std::to_string(*data.order) + " but " + data.resolved_file +
                                                       " holds jets of order K = " + std::to_string(k) +
@@ -79,38 +66,18 @@ Problem load_data_problem(Config const& config, Space const& space, Communicator
     p.order = k;
     if (comm.size() > 1) {
       p.comm = comm;
-      p.global_offset = rows.begin;
+      p.global_offset = f.probes.first_row;
       p.global_probes = w;
     }
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-      p.ww.push_back(to_device(probes.w[i]));
-      p.pp.push_back(to_device(probes.p[i]));
-      p.targets.push_back(to_device(jets[i]));
+    for (std::size_t i = 0; i < f.targets.size(); ++i) {
+      p.ww.push_back(to_device(f.probes.w[i]));
+      p.pp.push_back(to_device(f.probes.p[i]));
+      p.targets.push_back(to_device(f.targets[i]));
     }
-    if (!data.weights.empty()) {
-      std::vector<std::size_t> shape;
-      std::vector<double> weights;
-      try {
-        shape = in.dataset_shape(data.weights);
-        if (shape == std::vector<std::size_t>{w}) weights = in.read_rows(data.weights, rows, shape);
-      } catch (io::FileError const& e) {
-        throw config.error_at("problem.data.weights", e.what());
-      }
-      if (shape != std::vector<std::size_t>{w}) {
-        throw config.error_at("problem.data.weights", data.resolved_file + ": " + data.weights + " has shape " +
-                                                          impl::shape_string(shape) + ", expected [" +
-                                                          std::to_string(w) + "] (one weight per probe)");
-      }
-      std::size_t const local = rows.size();
-      for (std::size_t s = 0; s < local; ++s) {
-        if (!(weights[s] >= 0) || !std::isfinite(weights[s])) {
-          throw config.error_at("problem.data.weights",
-                                data.resolved_file + ": " + data.weights + "[" + std::to_string(rows.begin + s) +
-                                    "] is " + std::to_string(weights[s]) + "; weights must be finite and >= 0");
-        }
-      }
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(weights.data(), local);
-      Kokkos::View<double*, Mem> d("t3k::fit::weights", local);
+    if (!f.weights.empty()) {
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(f.weights.data(),
+                                                                                          f.weights.size());
+      Kokkos::View<double*, Mem> d("t3k::fit::weights", f.weights.size());
       Kokkos::deep_copy(d, h);
       p.weights = d;
     }
