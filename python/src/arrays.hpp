@@ -23,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t3k_python {
@@ -195,9 +196,25 @@ inline Output new_array(std::vector<std::size_t> const& shape, Dtype dt) {
   out.data = nb::cast<OutputArray>(out.array, false).data();
   return out;
 }
-template <class Scalar>
-Scalar* data_of(Output const& o) {
-  return static_cast<Scalar*>(o.data);
+
+template <class View, std::size_t... I>
+View view_over(void* data, std::vector<std::size_t> const& shape, std::index_sequence<I...>) {
+  return View(static_cast<typename View::pointer_type>(data), shape[I]...);
+}
+
+/// One fresh NumPy array per mode i < d of shape `shape_of(i)`, and Views of the library's output type over them
+/// (the `_into` forms write into the arrays): returns the arrays as a list, the Views appended to `views`.
+template <class Views, class ShapeOf>
+nb::list new_arrays_per_mode(std::size_t d, Dtype dt, Views& views, ShapeOf&& shape_of) {
+  using View = typename Views::value_type;
+  nb::list out;
+  for (std::size_t i = 0; i < d; ++i) {
+    std::vector<std::size_t> const shape = shape_of(i);
+    Output o = new_array(shape, dt);
+    out.append(o.array);
+    views.push_back(view_over<View>(o.data, shape, std::make_index_sequence<std::size_t(View::rank)>{}));
+  }
+  return out;
 }
 
 /// Copies a contiguous View into a fresh NumPy array of its shape. Holds the GIL.

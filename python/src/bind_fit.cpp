@@ -22,35 +22,6 @@
 namespace t3k_python {
 namespace {
 
-PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype,
-                              PyFittingProblem const* validation) {
-  std::string const where = "t3k.FittingProblem";
-  PyFittingProblem p;
-  p.dtype = inferred_dtype(dtype, ww, where);
-  p.ww = as_array_list(ww, p.dtype, 2, where, "ww", "(W x N_i)");
-  p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
-  p.targets = as_array_list(targets, p.dtype, 3, where, "targets", "(W x (K+1) x N_i)");
-  if (!weights.is_none()) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
-  if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
-  if (p.targets.empty() || p.targets[0].shape(1) == 0) {
-    fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
-  }
-  auto const shapes = p.mode_sizes();
-  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
-  if (validation) {
-    auto const theirs = validation->mode_sizes();
-    if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
-      fail(where + ": validation must be a FittingProblem of the same dtype, mode sizes and order (" +
-           dtype_name(p.dtype) + ", N = " + t3k::impl::shape_string(shapes) + ", K = " + std::to_string(p.order()) +
-           "), got " + dtype_name(validation->dtype) + ", N = " + t3k::impl::shape_string(theirs) +
-           ", K = " + std::to_string(validation->order()));
-    }
-    if (validation->validation) fail(where + ": validation must be a problem without a validation set of its own");
-    p.validation = std::make_shared<PyFittingProblem const>(*validation);
-  }
-  return p;
-}
-
 /// The problem without `count` (or round(fraction * W)) probes drawn by seed, which become its validation set.
 PyFittingProblem hold_out(PyFittingProblem const& problem, nb::handle fraction, nb::handle count, nb::handle seed) {
   std::string const where = "t3k.FittingProblem.hold_out";

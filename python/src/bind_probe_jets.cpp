@@ -26,13 +26,10 @@ nb::list probe_derivatives(PyTuckerTensorTrain const& x, nb::handle ww, nb::hand
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    nb::list out;
     t3k::ProbeJets<Scalar, HostMemory> z;
-    for (std::size_t i = 0; i < x.n_modes(); ++i) {
-      Output o = new_array({w, k + 1, shapes[i]}, x.dtype);
-      out.append(o.array);
-      z.emplace_back(data_of<Scalar>(o), w, k + 1, shapes[i]);
-    }
+    nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
+      return std::vector<std::size_t>{w, k + 1, shapes[i]};
+    });
     auto const wv = probe_views<Scalar>(w_arrays);
     auto const pv = probe_views<Scalar>(p_arrays);
     run_kernels([&] { t3k::probe_derivatives_into(ExecutionSpace(), t3, wv, pv, k, z, chunk); });
@@ -48,13 +45,10 @@ nb::list probes(PyTuckerTensorTrain const& x, nb::handle ww) {
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    nb::list out;
     t3k::Probes<Scalar, HostMemory> z;
-    for (std::size_t i = 0; i < x.n_modes(); ++i) {
-      Output o = new_array({w, shapes[i]}, x.dtype);
-      out.append(o.array);
-      z.emplace_back(data_of<Scalar>(o), w, shapes[i]);
-    }
+    nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
+      return std::vector<std::size_t>{w, shapes[i]};
+    });
     auto const wv = probe_views<Scalar>(w_arrays);
     run_kernels([&] { t3k::probes_into(ExecutionSpace(), t3, wv, z); });
     return out;

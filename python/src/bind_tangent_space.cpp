@@ -99,13 +99,10 @@ nb::list tangent_probe_derivatives(PyOrthogonalFrame const& frame, PyT3Variation
     auto const variation = v.view<Scalar>();
     auto const shapes = f.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    nb::list out;
     t3k::TangentProbeJets<Scalar, HostMemory> z;
-    for (std::size_t i = 0; i < frame.n_modes(); ++i) {
-      Output o = new_array({variation.n_stack(), w, k + 1, shapes[i]}, frame.dtype);
-      out.append(o.array);
-      z.emplace_back(data_of<Scalar>(o), variation.n_stack(), w, k + 1, shapes[i]);
-    }
+    nb::list const out = new_arrays_per_mode(frame.n_modes(), frame.dtype, z, [&](std::size_t i) {
+      return std::vector<std::size_t>{variation.n_stack(), w, k + 1, shapes[i]};
+    });
     auto const wv = probe_views<Scalar>(w_arrays);
     auto const pv = probe_views<Scalar>(p_arrays);
     run_kernels([&] { t3k::tangent_probe_derivatives_into(ExecutionSpace(), f, variation, wv, pv, k, z, chunk); });

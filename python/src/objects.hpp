@@ -150,4 +150,35 @@ PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, HostMemory> co
   return out;
 }
 
+/// A problem of the given arrays (held without a copy where they are C-contiguous arrays of the dtype) and an
+/// optional validation set. **Throws:** ValueError naming the array and both shapes when they do not fit together.
+inline PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
+                                     nb::handle dtype, PyFittingProblem const* validation) {
+  std::string const where = "t3k.FittingProblem";
+  PyFittingProblem p;
+  p.dtype = inferred_dtype(dtype, ww, where);
+  p.ww = as_array_list(ww, p.dtype, 2, where, "ww", "(W x N_i)");
+  p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
+  p.targets = as_array_list(targets, p.dtype, 3, where, "targets", "(W x (K+1) x N_i)");
+  if (!weights.is_none()) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
+  if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
+  if (p.targets.empty() || p.targets[0].shape(1) == 0) {
+    fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
+  }
+  auto const shapes = p.mode_sizes();
+  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  if (validation) {
+    auto const theirs = validation->mode_sizes();
+    if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
+      fail(where + ": validation must be a FittingProblem of the same dtype, mode sizes and order (" +
+           dtype_name(p.dtype) + ", N = " + t3k::impl::shape_string(shapes) + ", K = " + std::to_string(p.order()) +
+           "), got " + dtype_name(validation->dtype) + ", N = " + t3k::impl::shape_string(theirs) +
+           ", K = " + std::to_string(validation->order()));
+    }
+    if (validation->validation) fail(where + ": validation must be a problem without a validation set of its own");
+    p.validation = std::make_shared<PyFittingProblem const>(*validation);
+  }
+  return p;
+}
+
 }  // namespace t3k_python

@@ -30,7 +30,7 @@ from ._t3k import (
 )
 
 if has_hdf5:
-    from ._t3k import load, save
+    from ._t3k import load, load_problem, save, save_problem
 else:  # pragma: no cover (a build without HDF5)
 
     def load(path, dtype="float64"):
@@ -40,6 +40,14 @@ else:  # pragma: no cover (a build without HDF5)
     def save(path, x, overwrite=False):
         """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
         raise RuntimeError("t3k.save: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
+
+    def load_problem(path, weights=None, dtype="float64"):
+        """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
+        raise RuntimeError("t3k.load_problem: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
+
+    def save_problem(path, problem, overwrite=False, weights="/weights"):
+        """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
+        raise RuntimeError("t3k.save_problem: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
 
 
 @dataclass
@@ -160,6 +168,7 @@ __all__ = [
     "has_hdf5",
     "inner_product",
     "load",
+    "load_problem",
     "max_chunk_size_within",
     "num_threads",
     "orthogonal_frame",
@@ -168,6 +177,7 @@ __all__ = [
     "probes",
     "reduction_block_size",
     "save",
+    "save_problem",
     "t3_svd",
     "tangent_probe_derivatives",
     "to_t3toolbox",

@@ -294,6 +294,22 @@ def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> 
     naming the file and the dataset when it is missing, unreadable or of the wrong shape.
     """
 
+def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bool = False, weights: str = '/weights') -> None:
+    """
+    Writes the problem as the input of a `t3k fit` data problem (docs/file-format.md, float64): /probes with
+    the order attribute K, the target jets /jets, the weights (when the problem has them) as the dataset
+    `weights` (problem.data.weights of the configuration), and the root attributes d, W and K. The validation
+    set is not written (save it as a file of its own: validation.file). Atomic, as save; raises
+    FileExistsError when path exists and overwrite is False.
+    """
+
+def load_problem(path: str | os.PathLike, weights: str | None = None, dtype: numpy.typing.DTypeLike = 'float64') -> FittingProblem:
+    """
+    Reads the input of a `t3k fit` data problem: /probes, /jets and, when `weights` names one, that dataset
+    of per-probe weights (each finite and >= 0), checked as `t3k fit` checks problem.data. Raises OSError
+    naming the file and the dataset when one is missing, unreadable or of the wrong shape.
+    """
+
 has_hdf5: bool = True
 
 def num_threads() -> int:

@@ -84,17 +84,16 @@ def test_the_cli_reads_what_python_writes(rng, tmp_path):
 
 
 @pytest.mark.skipif(cli() is None, reason="the t3k command-line tool is not built")
-def test_python_reads_the_model_the_cli_fits_from_a_python_start(tmp_path):
+def test_the_cli_fits_a_problem_python_saved_as_python_fits_it(tmp_path):
     truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
     x0 = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=8)
     problem = t3k.FittingProblem.planted(truth, n_probes=60, order=1, seed=4)
+    weights = np.linspace(0.5, 2.0, problem.n_probes)
+    problem = t3k.FittingProblem(problem.ww, problem.pp, problem.targets, weights=weights)
     t3k.save(tmp_path / "x0.h5", x0)
-    with h5py.File(tmp_path / "data.h5", "w") as f:
-        for i in range(3):
-            f[f"probes/w/{i}"], f[f"probes/p/{i}"] = problem.ww[i], problem.pp[i]
-            f[f"jets/{i}"] = problem.targets[i]
+    t3k.save_problem(tmp_path / "data.h5", problem)
     (tmp_path / "run.yaml").write_text(
-        "problem: {data: {file: data.h5}}\n"
+        "problem: {data: {file: data.h5, weights: /weights}}\n"
         "model: {init: {file: x0.h5}}\n"
         "optimizer: {name: newton_cg, max_iterations: 3}\n"
         "output: {directory: run}\n"
@@ -107,3 +106,37 @@ def test_python_reads_the_model_the_cli_fits_from_a_python_start(tmp_path):
     # Same build, same threads, same options (the CLI's defaults are fit's): the same iterates, bit for bit.
     for a, b in zip(from_cli.tucker_cores + from_cli.tt_cores, from_python.tucker_cores + from_python.tt_cores):
         np.testing.assert_array_equal(a, b)
+
+
+def test_save_problem_and_load_problem_keep_every_array_bitwise(rng, tmp_path):
+    truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
+    planted = t3k.FittingProblem.planted(truth, n_probes=9, order=2, seed=4)
+    problem = t3k.FittingProblem(planted.ww, planted.pp, planted.targets, weights=rng.uniform(0, 1, 9))
+    t3k.save_problem(tmp_path / "data.h5", problem)
+    back = t3k.load_problem(tmp_path / "data.h5", weights="/weights")
+    assert back.order == 2 and back.n_probes == 9 and back.dtype == np.float64
+    for a, b in zip(back.ww + back.pp + back.targets + [back.weights], problem.ww + problem.pp + problem.targets + [problem.weights]):
+        np.testing.assert_array_equal(a, b)
+    assert t3k.load_problem(tmp_path / "data.h5").weights is None  # weights only when named, as problem.data
+    with h5py.File(tmp_path / "data.h5", "r") as f:  # the layout of docs/file-format.md
+        assert f["probes"].attrs["order"] == 2 and f.attrs["d"] == 3 and f.attrs["W"] == 9 and f.attrs["K"] == 2
+        np.testing.assert_array_equal(f["jets/1"][()], problem.targets[1])
+
+    narrow = t3k.load_problem(tmp_path / "data.h5", dtype="float32")
+    assert narrow.dtype == np.float32
+    np.testing.assert_array_equal(narrow.targets[0], problem.targets[0].astype(np.float32))
+    t3k.save_problem(tmp_path / "narrow.h5", narrow)  # widened on the way
+    np.testing.assert_array_equal(t3k.load_problem(tmp_path / "narrow.h5").ww[2], narrow.ww[2].astype(np.float64))
+
+    with pytest.raises(FileExistsError, match="t3k.save_problem: .*data.h5 exists"):
+        t3k.save_problem(tmp_path / "data.h5", problem)
+    with pytest.raises(OSError, match="data.h5: /nosuch"):
+        t3k.load_problem(tmp_path / "data.h5", weights="/nosuch")
+    with h5py.File(tmp_path / "data.h5", "a") as f:
+        f["bad_weights"] = -np.ones(9)
+    with pytest.raises(OSError, match=r"/bad_weights\[0\] is -1.0+; weights must be finite and >= 0"):
+        t3k.load_problem(tmp_path / "data.h5", weights="/bad_weights")
+    with h5py.File(tmp_path / "no_jets.h5", "w") as f:
+        f["probes/w/0"], f["probes/p/0"] = np.zeros((2, 3)), np.zeros((2, 3))
+    with pytest.raises(OSError, match="no_jets.h5: /jets"):
+        t3k.load_problem(tmp_path / "no_jets.h5")
