@@ -9,6 +9,7 @@
 /// | 1 | any other failure: a non-finite loss, an output that cannot be written |
 /// | 2 | bad input: a flag, a configuration key, a missing or misshapen dataset, an unreadable file |
 /// | 3 | `t3k fit` stopped by the test-only `--stop-after N` after writing its checkpoint |
+/// | 128 + N | `t3k fit` interrupted by signal N (SIGINT: 130, SIGTERM: 143) after writing its outputs |
 
 #include <exception>
 #include <stdexcept>
@@ -16,7 +17,13 @@
 namespace t3k {
 namespace cli {
 
-enum ExitCode : int { exit_success = 0, exit_failure = 1, exit_bad_input = 2, exit_stopped = 3 };
+enum ExitCode : int {
+  exit_success = 0,
+  exit_failure = 1,
+  exit_bad_input = 2,
+  exit_stopped = 3,
+  exit_interrupted = 128
+};
 
 /// Bad input the user can fix (exit code 2); the message names the flag or the dataset.
 class UsageError : public std::runtime_error {

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -42,6 +43,43 @@ namespace {
 namespace fs = std::filesystem;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// The signal that asked the fit to stop (0: none), noted by the handler and read between iterations.
+volatile std::sig_atomic_t interrupting_signal = 0;
+
+void note_interrupt(int signal_number) { interrupting_signal = signal_number; }
+
+/// While a fit runs, SIGINT and SIGTERM end it after the current iteration, with its outputs written and (with
+/// checkpoint_every) its stop checkpointed: the handler only notes the signal, and is reset by it, so that a second
+/// signal ends the process at once. A signal ignored when the fit starts (SIGINT of a background job) stays ignored.
+class InterruptHandlers {
+ public:
+  InterruptHandlers() {
+    interrupting_signal = 0;
+    for (std::size_t k = 0; k < 2; ++k) {
+      struct sigaction handler {};
+      handler.sa_handler = note_interrupt;
+      sigemptyset(&handler.sa_mask);
+      handler.sa_flags = SA_RESETHAND;
+      installed_[k] = sigaction(signals_[k], nullptr, &previous_[k]) == 0 && previous_[k].sa_handler != SIG_IGN &&
+                      sigaction(signals_[k], &handler, nullptr) == 0;
+    }
+  }
+  ~InterruptHandlers() {
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (installed_[k]) sigaction(signals_[k], &previous_[k], nullptr);
+    }
+  }
+  InterruptHandlers(InterruptHandlers const&) = delete;
+  InterruptHandlers& operator=(InterruptHandlers const&) = delete;
+
+ private:
+  int const signals_[2] = {SIGINT, SIGTERM};
+  struct sigaction previous_[2]{};
+  bool installed_[2] = {false, false};
+};
+
+char const* signal_name(int signal_number) { return signal_number == SIGINT ? "SIGINT" : "SIGTERM"; }
 
 /// A minibatch larger than the probe set is refused; a synthetic problem's is refused already when the
 /// configuration is loaded, a data problem's only now that W is known.
@@ -74,15 +112,17 @@ Result run(Config const& config, Space const& space, Problem const& problem, Dev
   return adam(space, problem, x0, options, control);
 }
 
-/// Runs the configured optimizer with the driver's chunk size and progress callback.
+/// Runs the configured optimizer with the driver's chunk size, progress callback and stop request.
 Result run_optimizer(Config const& config, Space const& space, Setup const& setup,
-                     std::function<void(IterationRecord const&)> const& callback, Control const& control) {
+                     std::function<void(IterationRecord const&)> const& callback,
+                     std::function<bool(IterationRecord const&)> const& stop_when, Control const& control) {
   auto const& problem = setup.problem;
   auto const& x0 = setup.x0;
   return std::visit(
       [&](auto options) {
         options.common.chunk_size = ChunkSize::parse(config.chunk_size);
         options.common.callback = callback;
+        options.common.stop_when = stop_when;
         options.common.validation_patience = config.validation.patience;
         options.common.continuation = setup.continuation;
         return run(config, space, problem, x0, options, control);
@@ -198,9 +238,24 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   }
   if (options.resume) control.resume_from = &resume.checkpoint;
 
+  // A signal on any rank stops every rank at the same iteration (the records are replicated, so every rank asks).
+  int stop_signal = 0;
+  auto const stop_when = [&](IterationRecord const&) {
+    int const local = interrupting_signal;
+    stop_signal = comm.size() > 1 ? comm.allreduce_max(local) : local;
+    return stop_signal != 0;
+  };
   auto const t_fit = Clock::now();
-  Result result = run_optimizer(config, space, setup, callback, control);
+  Result result;
+  {
+    InterruptHandlers const handlers;
+    result = run_optimizer(config, space, setup, callback, stop_when, control);
+  }
   double const fit_seconds = seconds_since(t_fit);
+  if (result.reason == stop_request_reason) {
+    result.reason = std::string("interrupted by ") + signal_name(stop_signal) + " at iteration " +
+                    std::to_string(result.history.back().iteration);
+  }
   if (options.resume) result.history = merged_history(resume.checkpoint.history, result.history);
   if (result.history.empty()) throw FitRuntimeError("the optimizer recorded no iterations");
 
@@ -241,9 +296,10 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
     }
     fmt::print("t3k fit: outputs in {}: {}, {}, {}, {}{}\n", dir, RunFiles::model, RunFiles::history, RunFiles::summary,
                RunFiles::plot, checkpointed ? ", checkpoint.h5" : "");
+    if (stop_signal != 0 && checkpointed) fmt::print("t3k fit: continue the run with --resume\n");
     std::fflush(stdout);
   }
-  return cli::exit_success;
+  return stop_signal != 0 ? cli::exit_interrupted + stop_signal : cli::exit_success;
 }
 
 }  // namespace fit

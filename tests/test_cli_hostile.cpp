@@ -387,6 +387,57 @@ void fit_killed_mid_run_resumes_to_the_uninterrupted_model() {
   }
 }
 
+/// Runs the fit in the background, logging to `log`, and sends it `signal_number` once `records` iterations are
+/// logged. Returns its wait status.
+int start_and_interrupt(std::string const& config, std::string const& log, int signal_number, std::size_t records) {
+  pid_t const pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    ::setenv("OMP_PROC_BIND", "false", 1);
+    ::execl(T3K_CLI_PATH, T3K_CLI_PATH, "fit", "--quiet", "--log-json", log.c_str(), config.c_str(),
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    std::string const logged = fs::exists(log) ? read_text(log) : std::string();
+    if (std::size_t(std::count(logged.begin(), logged.end(), '\n')) >= records) {
+      ::kill(pid, signal_number);
+      ::waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return status;
+}
+
+// SIGTERM (as SIGINT) ends a fit after its current iteration: exit 128 + 15, the outputs of the point reached
+// written and its stop checkpointed, so that --resume ends at the uninterrupted run's model bit for bit.
+void fit_interrupted_by_a_signal_writes_its_outputs_and_resumes_exactly() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const config =
+      "problem:\n  synthetic: {mode_shapes: [6, 5, 4], tucker_ranks: [3, 3, 3], tt_ranks: [1, 3, 3, 1], "
+      "n_probes: 200, seed: 11}\nmodel:\n  init:\n    random: {seed: 5}\noptimizer:\n  name: gradient_descent\n"
+      "  max_iterations: 300\noutput:\n  directory: run\n  checkpoint_every: 1000\nkokkos:\n  threads: 1\n";
+  fs::create_directories(dir.file("a"));
+  fs::create_directories(dir.file("b"));
+  write_text(dir.file("a/run.yaml"), config);
+  write_text(dir.file("b/run.yaml"), config);
+  auto const whole = run_cli("fit --quiet " + quoted(dir.file("a/run.yaml")));
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+
+  int const status = start_and_interrupt(dir.file("b/run.yaml"), dir.file("b/log.json"), SIGTERM, 4);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by a signal: the handler was not installed";
+  ASSERT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << "exit 0: the run ended before the signal";
+  std::string const summary = read_text(dir.file("b/run/summary.yaml"));
+  EXPECT_NE(summary.find("interrupted by SIGTERM at iteration"), std::string::npos) << summary;
+  ASSERT_TRUE(fs::exists(dir.file("b/run/model.h5")));
+  ASSERT_TRUE(fs::exists(dir.file("b/run/checkpoint.h5"))) << "the stop was not checkpointed";
+  auto const resumed = run_cli("fit --quiet --resume " + quoted(dir.file("b/run.yaml")));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  expect_models_bitwise_equal(dir.file("a/run/model.h5"), dir.file("b/run/model.h5"));
+}
+
 }  // namespace
 
 TEST(CliHostile, FifoDevZeroAndDirectoryAsConfigAreRefused) { fifo_dev_zero_and_directory_as_config_are_refused(); }
@@ -421,6 +472,10 @@ TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
 }
 TEST(CliHostile, FitKilledMidRunResumesToTheUninterruptedModel) {
   fit_killed_mid_run_resumes_to_the_uninterrupted_model();
+}
+
+TEST(CliHostile, FitInterruptedByASignalWritesItsOutputsAndResumesExactly) {
+  fit_interrupted_by_a_signal_writes_its_outputs_and_resumes_exactly();
 }
 
 #endif  // T3K_TESTS_HAVE_IO
