@@ -1,15 +1,18 @@
 #pragma once
 /// \file arrays.hpp
 /// The Python module's arrays: Python arguments (arrays through the buffer protocol or DLPack, integers, dtypes,
-/// chunk sizes) checked and converted, with a ValueError naming the argument otherwise; unmanaged host Views of held
-/// arrays; fresh NumPy results; and the one place kernels run (GIL released, one call at a time).
+/// chunk sizes) checked and converted, with a ValueError naming the argument otherwise; unmanaged Views of held
+/// arrays; fresh results; and the one place kernels run (GIL released, one call at a time).
 ///
-/// Arrays come in through nanobind's ndarray and are wrapped as unmanaged host Views: a C-contiguous array of the
-/// computation's dtype is used in place, anything else is converted once by numpy.ascontiguousarray. Results are
-/// NumPy arrays allocated here (the `_into` forms write into them) or copied from the library's Views. Python
-/// objects hold NumPy arrays, never Kokkos Views, so that no View outlives Kokkos::finalize at interpreter exit.
-/// Kernels run with the GIL released, one call at a time (Kokkos' host backends do not take concurrent launches
-/// from several host threads).
+/// The module computes in Kokkos' default execution space. In a host build arrays come in through nanobind's
+/// ndarray (buffer protocol or DLPack) and are wrapped as unmanaged host Views: a C-contiguous array of the
+/// computation's dtype is used in place, anything else is converted once by numpy.ascontiguousarray; results are
+/// NumPy arrays. In a device build (CUDA, HIP) arrays on that device come in through DLPack and are used in place,
+/// host arrays are converted and copied to the device once, and results are device arrays allocated here that
+/// other libraries take through DLPack (jax.numpy.from_dlpack, torch.from_dlpack, cupy.from_dlpack): no device
+/// array makes a round trip through the host. Python objects hold arrays, never Kokkos Views, so that no View
+/// outlives Kokkos::finalize at interpreter exit. Kernels run with the GIL released, one call at a time (Kokkos'
+/// host backends do not take concurrent launches from several host threads).
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -23,6 +26,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -31,24 +35,63 @@ namespace t3k_python {
 namespace nb = nanobind;
 using namespace nb::literals;
 
-using ExecutionSpace = Kokkos::DefaultHostExecutionSpace;
-using HostMemory = ExecutionSpace::memory_space;
+/// Where the module computes: the default execution space of the Kokkos it is built with.
+using ExecutionSpace = Kokkos::DefaultExecutionSpace;
+using Memory = ExecutionSpace::memory_space;
+/// A device build: the module's arrays live in device memory (not host memory, as in a host build).
+inline constexpr bool device_build = !std::is_same_v<Memory, Kokkos::HostSpace>;
+
+/// The DLPack device type of the module's arrays.
+inline constexpr int array_device_type =
+#if defined(KOKKOS_ENABLE_CUDA)
+    device_build ? nb::device::cuda::value :
+#elif defined(KOKKOS_ENABLE_HIP)
+    device_build ? nb::device::rocm::value :
+#endif
+                 nb::device::cpu::value;
+
+/// The device the module's arrays are on (0 in a host build).
+inline int array_device_id() {
+  int id = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (device_build) cudaGetDevice(&id);
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (device_build) (void)hipGetDevice(&id);
+#endif
+  return id;
+}
+
+inline char const* device_name(int device_type) {
+  switch (device_type) {
+    case nb::device::cpu::value:
+      return "the host (cpu)";
+    case nb::device::cuda::value:
+      return "a CUDA device";
+    case nb::device::cuda_managed::value:
+      return "CUDA managed memory";
+    case nb::device::rocm::value:
+      return "a ROCm device";
+    default:
+      return "an unsupported device";
+  }
+}
 
 enum class Dtype { float32, float64 };
 
-/// Any C-contiguous host array (dtype and rank are checked where it is converted); read-only arrays are accepted.
-using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
-/// A writable one: the outputs allocated here.
-using OutputArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+/// Any C-contiguous array, on any device (dtype, rank and device are checked where it is converted); read-only
+/// arrays are accepted.
+using Array = nb::ndarray<nb::ro, nb::c_contig>;
+/// A writable host one: the NumPy arrays allocated here.
+using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
 template <class Scalar>
-using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, HostMemory>;
+using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, Memory>;
 template <class Scalar>
-using Tensor3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, HostMemory>;
+using Tensor3 = Kokkos::View<Scalar***, Kokkos::LayoutRight, Memory>;
 template <class Scalar>
-using Tensor4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, HostMemory>;
+using Tensor4 = Kokkos::View<Scalar****, Kokkos::LayoutRight, Memory>;
 template <class Scalar, class DataType>
-using InputView = Kokkos::View<DataType, Kokkos::LayoutRight, HostMemory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using InputView = Kokkos::View<DataType, Kokkos::LayoutRight, Memory, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 template <class Scalar>
 using ProbeView = InputView<Scalar, Scalar const**>;
 
@@ -84,14 +127,28 @@ inline std::string shape_string(Array const& a) {
   return out + (a.ndim() == 1 ? ",)" : ")");
 }
 
-/// `obj` as a C-contiguous `ndim`-d array of dtype `dt` (ndim 0: any rank): in place when it is one already (no
-/// copy), else converted by numpy.ascontiguousarray. **Throws:** ValueError naming `where`, `name` and `expected`.
+inline Array upload(Array const& host, Dtype dt);  // below
+
+/// `obj` as a C-contiguous `ndim`-d array of dtype `dt` (ndim 0: any rank) in the module's memory: in place when it
+/// is one already (no copy); else, when it is a host array, converted by numpy.ascontiguousarray (and, in a device
+/// build, copied to the device once). A device array is used in place or refused, never copied through the host.
+/// **Throws:** ValueError naming `where`, `name` and `expected`.
 inline Array as_array(nb::handle obj, Dtype dt, std::size_t ndim, std::string const& where, std::string const& name,
                       std::string const& expected) {
   Array a;
-  if (nb::try_cast(obj, a, false) && a.dtype() == dlpack_dtype(dt) && (ndim == 0 || a.ndim() == ndim)) return a;
+  bool const is_array = nb::try_cast(obj, a, false);
+  bool const fits = is_array && a.dtype() == dlpack_dtype(dt) && (ndim == 0 || a.ndim() == ndim);
+  if (fits && a.device_type() == array_device_type) return a;
   std::string const wanted = where + ": " + name + " must be a " + (ndim ? std::to_string(ndim) + "-d " : "") +
                              "array of real numbers " + expected + ", got ";
+  if (is_array && a.device_type() != nb::device::cpu::value) {
+    if (a.device_type() != array_device_type) {
+      fail(where + ": " + name + " is an array on " + device_name(a.device_type()) + ", but this build of t3k " +
+           "computes on " + device_name(array_device_type));
+    }
+    fail(wanted + "a " + std::to_string(a.ndim()) + "-d array of another dtype on " + device_name(a.device_type()) +
+         " (convert it there first: t3k copies device arrays only on the device)");
+  }
   nb::object converted;
   try {
     if (nb::cast<bool>(numpy().attr("iscomplexobj")(obj))) fail(wanted + describe(obj));
@@ -101,6 +158,7 @@ inline Array as_array(nb::handle obj, Dtype dt, std::size_t ndim, std::string co
   }
   if (!nb::try_cast(converted, a, false)) fail(wanted + describe(obj));
   if (ndim != 0 && a.ndim() != ndim) fail(wanted + "an array of shape " + shape_string(a));
+  if constexpr (device_build) a = upload(a, dt);
   return a;
 }
 
@@ -185,16 +243,85 @@ decltype(auto) dispatch(Dtype dt, F&& f) {
   return f(double{});
 }
 
-/// A fresh NumPy array (uninitialized) and its data.
+// Recursive: a fit's callback runs on the launching thread with the lock held and may call t3k functions itself.
+inline std::recursive_mutex& kernel_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+/// A fresh array (uninitialized) and its data.
 struct Output {
   nb::object array;
   void* data = nullptr;
 };
-inline Output new_array(std::vector<std::size_t> const& shape, Dtype dt) {
+
+/// A fresh NumPy array.
+inline Output new_host_array(std::vector<std::size_t> const& shape, Dtype dt) {
   Output out;
   out.array = numpy().attr("empty")(nb::cast(shape), "dtype"_a = dtype_name(dt));
-  out.data = nb::cast<OutputArray>(out.array, false).data();
+  out.data = nb::cast<HostArray>(out.array, false).data();
   return out;
+}
+
+/// A fresh array in the module's memory: NumPy in a host build; in a device build, device memory from Kokkos
+/// handed out as a DLPack-capable array (freed when Python drops it, unless Kokkos is finalized by then).
+inline Output new_array(std::vector<std::size_t> const& shape, Dtype dt) {
+  if constexpr (!device_build) {
+    return new_host_array(shape, dt);
+  } else {
+    std::size_t bytes = dt == Dtype::float32 ? sizeof(float) : sizeof(double);
+    for (std::size_t n : shape) bytes *= n;
+    Output out;
+    out.data = Kokkos::kokkos_malloc<Memory>("t3k::python::array", bytes > 0 ? bytes : 1);
+    nb::capsule owner(out.data, [](void* p) noexcept {
+      if (Kokkos::is_initialized()) Kokkos::kokkos_free<Memory>(p);
+    });
+    nb::ndarray<> array(out.data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(dt), array_device_type,
+                        array_device_id());
+    out.array = nb::cast(array);
+    return out;
+  }
+}
+
+/// Copies `bytes` from `src` (in `SourceMemory`) to `dst` in the module's memory: memcpy in a host build, a
+/// blocking Kokkos copy in a device build.
+template <class SourceMemory>
+void copy_bytes_to_array(void* dst, void const* src, std::size_t bytes) {
+  if (bytes == 0) return;
+  if constexpr (!device_build && std::is_same_v<SourceMemory, Kokkos::HostSpace>) {
+    std::memcpy(dst, src, bytes);
+  } else {
+    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
+    Kokkos::deep_copy(Kokkos::View<char*, Memory, Unmanaged>(static_cast<char*>(dst), bytes),
+                      Kokkos::View<char const*, SourceMemory, Unmanaged>(static_cast<char const*>(src), bytes));
+  }
+}
+
+/// A host array's copy in the module's memory (a device build's upload of a host argument).
+inline Array upload(Array const& host, Dtype dt) {
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < host.ndim(); ++k) shape.push_back(host.shape(k));
+  Output out = new_array(shape, dt);
+  copy_bytes_to_array<Kokkos::HostSpace>(out.data, host.data(), host.nbytes());
+  return nb::cast<Array>(out.array, false);
+}
+
+/// A NumPy copy of an array of the module (a download, in a device build).
+inline nb::object host_copy(Array const& a) {
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  Output out = new_host_array(shape, a.dtype() == dlpack_dtype(Dtype::float32) ? Dtype::float32 : Dtype::float64);
+  if (a.nbytes() == 0) return out.array;
+  if constexpr (!device_build) {
+    std::memcpy(out.data, a.data(), a.nbytes());
+  } else {
+    using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
+    Kokkos::deep_copy(Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>(static_cast<char*>(out.data), a.nbytes()),
+                      Kokkos::View<char const*, Memory, Unmanaged>(static_cast<char const*>(a.data()), a.nbytes()));
+  }
+  return out.array;
 }
 
 template <class View, std::size_t... I>
@@ -217,26 +344,35 @@ nb::list new_arrays_per_mode(std::size_t d, Dtype dt, Views& views, ShapeOf&& sh
   return out;
 }
 
-/// Copies a contiguous View into a fresh NumPy array of its shape. Holds the GIL.
+/// Copies a contiguous View (host or the module's memory) into a fresh array of its shape, or of `shape` (as many
+/// entries). Holds the GIL.
 template <class View>
-nb::object numpy_copy(View const& v, Dtype dt) {
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < std::size_t(View::rank); ++k) shape.push_back(v.extent(k));
+nb::object array_copy(View const& v, Dtype dt, std::vector<std::size_t> shape = {}) {
+  if (shape.empty()) {
+    for (std::size_t k = 0; k < std::size_t(View::rank); ++k) shape.push_back(v.extent(k));
+  }
   Output out = new_array(shape, dt);
-  if (v.span() > 0) std::memcpy(out.data, v.data(), v.span() * sizeof(typename View::value_type));
+  copy_bytes_to_array<typename View::memory_space>(out.data, v.data(), v.span() * sizeof(typename View::value_type));
   return out.array;
 }
 
-/// A read-only NumPy view of an array held by `owner` (which keeps it alive).
-inline nb::object numpy_view(Array const& a, nb::handle owner) {
+/// A read-only view of an array held by `owner` (which keeps it alive): NumPy in a host build, a DLPack-capable
+/// array on the device in a device build.
+inline nb::object array_view(Array const& a, nb::handle owner) {
   std::vector<std::size_t> shape;
   for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
-  nb::ndarray<nb::numpy, nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype());
-  return nb::cast(view, nb::rv_policy::reference);
+  if constexpr (!device_build) {
+    nb::ndarray<nb::numpy, nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype());
+    return nb::cast(view, nb::rv_policy::reference);
+  } else {
+    nb::ndarray<nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype(), a.device_type(),
+                             a.device_id());
+    return nb::cast(view, nb::rv_policy::reference);
+  }
 }
-inline nb::list numpy_views(std::vector<Array> const& arrays, nb::handle owner) {
+inline nb::list array_views(std::vector<Array> const& arrays, nb::handle owner) {
   nb::list out;
-  for (auto const& a : arrays) out.append(numpy_view(a, owner));
+  for (auto const& a : arrays) out.append(array_view(a, owner));
   return out;
 }
 
@@ -263,12 +399,6 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
   std::vector<ProbeView<Scalar>> out;
   for (auto const& a : arrays) out.emplace_back(static_cast<Scalar const*>(a.data()), a.shape(0), a.shape(1));
   return out;
-}
-
-// Recursive: a fit's callback runs on the launching thread with the lock held and may call t3k functions itself.
-inline std::recursive_mutex& kernel_mutex() {
-  static std::recursive_mutex mutex;
-  return mutex;
 }
 
 /// Runs `f` (which must not touch Python objects) with the GIL released, one call at a time, and waits for its

@@ -12,6 +12,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace t3k_python {
@@ -32,17 +33,43 @@ void refuse_existing(std::string const& file, bool overwrite, std::string const&
   }
 }
 
+// Files hold float64 on the host (docs/file-format.md): what is written is downloaded (device builds) and widened
+// (float32) on the way, and what is read is handed to the objects as NumPy arrays, which convert and upload it.
+
+/// A float64 host View of the entries of `a` (downloaded and widened as needed); `keep` holds the host copy.
+template <class View>
+View host_float64(Array const& a, nb::list& keep) {
+  nb::object const copy = numpy().attr("ascontiguousarray")(host_copy(a), "dtype"_a = "float64");
+  keep.append(copy);
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  return view_over<View>(nb::cast<HostArray>(copy, false).data(), shape,
+                         std::make_index_sequence<std::size_t(View::rank)>{});
+}
+
+/// A NumPy copy of a host View read from a file.
+template <class View>
+nb::object numpy_of(View const& v) {
+  Output out = new_host_array(t3k::impl::view_shape(v), Dtype::float64);
+  if (v.span() > 0) std::memcpy(out.data, v.data(), v.span() * sizeof(double));
+  return out.array;
+}
+template <class View>
+nb::list numpy_of(std::vector<View> const& views) {
+  nb::list out;
+  for (auto const& v : views) out.append(numpy_of(v));
+  return out;
+}
+
 void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
   std::string const file = path_arg(path);
   refuse_existing(file, overwrite, "t3k.save");
-  // Files hold float64 (docs/file-format.md): a float32 T3 is widened on the way.
-  PyTuckerTensorTrain wide = x;
-  if (x.dtype != Dtype::float64) {
-    wide.dtype = Dtype::float64;
-    wide.tucker = as_array_list(numpy_views(x.tucker, nb::find(&x)), Dtype::float64, 2, "t3k.save", "x", "");
-    wide.tt = as_array_list(numpy_views(x.tt, nb::find(&x)), Dtype::float64, 3, "t3k.save", "x", "");
-  }
-  auto const t3 = wide.view<double>();
+  nb::list keep;
+  std::vector<t3k::io::Matrix> us;
+  std::vector<t3k::io::Array3> gs;
+  for (auto const& a : x.tucker) us.push_back(host_float64<t3k::io::Matrix>(a, keep));
+  for (auto const& a : x.tt) gs.push_back(host_float64<t3k::io::Array3>(a, keep));
+  t3k::io::HostT3 const t3(std::move(us), std::move(gs));
   nb::gil_scoped_release release;
   t3k::io::output_target(file, "path");
   t3k::io::Writer writer(file);
@@ -63,34 +90,30 @@ PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
     t3k::io::require_regular_input(file, "path");
     t3 = t3k::io::Reader(file).read_t3();
   }
-  PyTuckerTensorTrain x = t3_from_library(t3, Dtype::float64);
-  if (dt == Dtype::float64) return x;
-  return make_t3(numpy_views(x.tucker, nb::none()), numpy_views(x.tt, nb::none()), numpy_dtype(dt));
+  nb::list tucker, tt;
+  for (std::size_t i = 0; i < t3.n_modes(); ++i) {
+    tucker.append(numpy_of(t3.tucker_core(i)));
+    tt.append(numpy_of(t3.tt_core(i)));
+  }
+  return make_t3(tucker, tt, numpy_dtype(dt));
 }
 
 void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwrite, std::string const& weights) {
   std::string const where = "t3k.save_problem";
   std::string const file = path_arg(path);
   refuse_existing(file, overwrite, where);
-  // Files hold float64 (docs/file-format.md): a float32 problem is widened on the way.
-  PyFittingProblem const wide =
-      problem.dtype == Dtype::float64
-          ? problem
-          : make_problem(numpy_views(problem.ww, nb::find(&problem)), numpy_views(problem.pp, nb::find(&problem)),
-                         numpy_views(problem.targets, nb::find(&problem)),
-                         problem.weights.empty() ? nb::none() : numpy_view(problem.weights[0], nb::find(&problem)),
-                         numpy_dtype(Dtype::float64), nullptr);
+  nb::list keep;
   t3k::io::ProbeSet probes;
   t3k::io::JetStack targets;
-  for (std::size_t i = 0; i < wide.ww.size(); ++i) {
-    probes.w.push_back(matrix_view<double>(wide.ww[i]));
-    probes.p.push_back(matrix_view<double>(wide.pp[i]));
-    targets.push_back(tensor3_view<double>(wide.targets[i]));
+  for (std::size_t i = 0; i < problem.ww.size(); ++i) {
+    probes.w.push_back(host_float64<t3k::io::Matrix>(problem.ww[i], keep));
+    probes.p.push_back(host_float64<t3k::io::Matrix>(problem.pp[i], keep));
+    targets.push_back(host_float64<t3k::io::Array3>(problem.targets[i], keep));
   }
   std::vector<double> w;
-  if (!wide.weights.empty()) {
-    auto const* data = static_cast<double const*>(wide.weights[0].data());
-    w.assign(data, data + wide.weights[0].shape(0));
+  if (!problem.weights.empty()) {
+    auto const h = host_float64<Kokkos::View<double*, Kokkos::HostSpace>>(problem.weights[0], keep);
+    w.assign(h.data(), h.data() + h.extent(0));
   }
   nb::gil_scoped_release release;
   t3k::io::output_target(file, "path");
@@ -110,20 +133,13 @@ PyFittingProblem load_problem(nb::handle path, nb::handle weights, nb::handle dt
     t3k::io::require_regular_input(file, "path");
     data = t3k::io::read_fitting_data(t3k::io::Reader(file), weights_dataset);
   }
-  // Fresh float64 arrays, which the problem holds (float64) or converts (float32).
-  nb::list ww, pp, targets;
-  for (std::size_t i = 0; i < data.targets.size(); ++i) {
-    ww.append(numpy_copy(data.probes.w[i], Dtype::float64));
-    pp.append(numpy_copy(data.probes.p[i], Dtype::float64));
-    targets.append(numpy_copy(data.targets[i], Dtype::float64));
-  }
   nb::object w = nb::none();
   if (!data.weights.empty()) {
-    Output o = new_array({data.weights.size()}, Dtype::float64);
-    std::memcpy(o.data, data.weights.data(), data.weights.size() * sizeof(double));
-    w = o.array;
+    w = numpy_of(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+        data.weights.data(), data.weights.size()));
   }
-  return make_problem(ww, pp, targets, w, numpy_dtype(dt), nullptr);
+  return make_problem(numpy_of(data.probes.w), numpy_of(data.probes.p), numpy_of(data.targets), w, numpy_dtype(dt),
+                      nullptr);
 }
 #endif
 

@@ -45,7 +45,7 @@ PyFittingProblem hold_out(PyFittingProblem const& problem, nb::handle fraction, 
   return dispatch(problem.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const p = problem.view<Scalar>();
-    t3k::FittingProblem<Scalar, HostMemory> train;
+    t3k::FittingProblem<Scalar, Memory> train;
     run_kernels([&] { train = t3k::hold_out(ExecutionSpace(), p, n, std::uint64_t(s)); });
     return problem_from_library(train, problem.dtype);
   });
@@ -60,7 +60,7 @@ PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_
   return dispatch(truth.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const x = truth.view<Scalar>();
-    t3k::FittingProblem<Scalar, HostMemory> p;
+    t3k::FittingProblem<Scalar, Memory> p;
     run_kernels([&] { p = t3k::make_planted_problem(ExecutionSpace(), x, w, k, noise, std::uint64_t(s)); });
     return problem_from_library(p, truth.dtype);
   });
@@ -143,8 +143,8 @@ nb::dict record_dict(t3k::IterationRecord const& r) {
 
 /// The optimizer whose options `o` holds.
 template <class Scalar, class Options>
-t3k::FitResult<Scalar, HostMemory> optimize(t3k::FittingProblem<Scalar, HostMemory> const& p,
-                                            t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Options const& o) {
+t3k::FitResult<Scalar, Memory> optimize(t3k::FittingProblem<Scalar, Memory> const& p,
+                                        t3k::TuckerTensorTrain<Scalar, Memory> const& x, Options const& o) {
   ExecutionSpace const space;
   if constexpr (std::is_same_v<Options, t3k::NewtonCgOptions>) {
     return t3k::newton_cg(space, p, x, o);
@@ -181,7 +181,7 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
     }
   };
   options.common.stop_when = [&](t3k::IterationRecord const&) { return stop; };
-  t3k::FitResult<Scalar, HostMemory> result;
+  t3k::FitResult<Scalar, Memory> result;
   run_kernels([&] { result = optimize(p, x, options); });
   if (result.reason == t3k::stop_request_reason) {
     result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
@@ -270,20 +270,20 @@ void bind_fit(nb::module_& m) {
                   "A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth\n"
                   "plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).")
       .def_prop_ro(
-          "ww", [](PyFittingProblem const& p) { return numpy_views(p.ww, nb::find(&p)); },
+          "ww", [](PyFittingProblem const& p) { return array_views(p.ww, nb::find(&p)); },
           nb::for_getter(nb::sig("def ww(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
       .def_prop_ro(
-          "pp", [](PyFittingProblem const& p) { return numpy_views(p.pp, nb::find(&p)); },
+          "pp", [](PyFittingProblem const& p) { return array_views(p.pp, nb::find(&p)); },
           nb::for_getter(nb::sig("def pp(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
       .def_prop_ro(
-          "targets", [](PyFittingProblem const& p) { return numpy_views(p.targets, nb::find(&p)); },
+          "targets", [](PyFittingProblem const& p) { return array_views(p.targets, nb::find(&p)); },
           nb::for_getter(nb::sig("def targets(self) -> list[numpy.ndarray]")),
           "(W, K+1, N_i) per mode, read-only views.")
       .def_prop_ro(
           "weights",
           [](PyFittingProblem const& p) -> nb::object {
             if (p.weights.empty()) return nb::none();
-            return numpy_view(p.weights[0], nb::find(&p));
+            return array_view(p.weights[0], nb::find(&p));
           },
           nb::for_getter(nb::sig("def weights(self) -> numpy.ndarray | None")), "(W,) or None (all ones).")
       .def_prop_ro("order", &PyFittingProblem::order, "K, the jet order.")

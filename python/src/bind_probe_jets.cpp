@@ -26,7 +26,7 @@ nb::list probe_derivatives(PyTuckerTensorTrain const& x, nb::handle ww, nb::hand
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    t3k::ProbeJets<Scalar, HostMemory> z;
+    t3k::ProbeJets<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{w, k + 1, shapes[i]};
     });
@@ -45,7 +45,7 @@ nb::list probes(PyTuckerTensorTrain const& x, nb::handle ww) {
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    t3k::Probes<Scalar, HostMemory> z;
+    t3k::Probes<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{w, shapes[i]};
     });

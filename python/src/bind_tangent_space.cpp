@@ -20,11 +20,11 @@ PyOrthogonalFrame orthogonal_frame(PyTuckerTensorTrain const& x) {
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const t3 = x.view<Scalar>();
-    t3k::OrthogonalFrame<Scalar, HostMemory> frame;
+    t3k::OrthogonalFrame<Scalar, Memory> frame;
     run_kernels([&] { frame = t3k::orthogonal_frame(ExecutionSpace(), t3); });
     PyOrthogonalFrame out;
     out.dtype = x.dtype;
-    auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, x.dtype), false); };
+    auto keep = [&](auto const& view) { return nb::cast<Array>(array_copy(view, x.dtype), false); };
     for (std::size_t i = 0; i < frame.n_modes(); ++i) {
       out.up.push_back(keep(frame.up_tucker(i)));
       out.left.push_back(keep(frame.left_tt(i)));
@@ -77,7 +77,7 @@ PyT3Variation zero_variation(PyOrthogonalFrame const& frame, nb::handle n_stack)
   std::size_t const n = size_arg(n_stack, "t3k.T3Variation.zeros", "n_stack");
   return dispatch(frame.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
-    t3k::T3Variation<Scalar, HostMemory> v;
+    t3k::T3Variation<Scalar, Memory> v;
     run_kernels([&] { v = t3k::zero_variation<Scalar>(ExecutionSpace(), frame.view<Scalar>(), n); });
     return variation_from_library(v, frame.dtype);
   });
@@ -99,7 +99,7 @@ nb::list tangent_probe_derivatives(PyOrthogonalFrame const& frame, PyT3Variation
     auto const variation = v.view<Scalar>();
     auto const shapes = f.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
-    t3k::TangentProbeJets<Scalar, HostMemory> z;
+    t3k::TangentProbeJets<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(frame.n_modes(), frame.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{variation.n_stack(), w, k + 1, shapes[i]};
     });
@@ -126,7 +126,7 @@ PyT3Variation transpose_with(PyOrthogonalFrame const& frame, std::vector<Array> 
   auto const f = frame.view<Scalar>();
   auto const wv = probe_views<Scalar>(w_arrays);
   auto const pv = probe_views<Scalar>(p_arrays);
-  t3k::T3Variation<Scalar, HostMemory> out;
+  t3k::T3Variation<Scalar, Memory> out;
   run_kernels([&] { out = t3k::probe_derivatives_transpose(ExecutionSpace(), f, wv, pv, rv, options); });
   return variation_from_library(out, frame.dtype);
 }
@@ -215,22 +215,22 @@ void bind_tangent_space(nb::module_& m) {
                   "dtype: numpy.typing.DTypeLike = None) -> None"),
           "A frame from its cores (e.g. read from a file). Raises ValueError when the cores do not fit together.")
       .def_prop_ro(
-          "up_tucker", [](PyOrthogonalFrame const& f) { return numpy_views(f.up, nb::find(&f)); },
+          "up_tucker", [](PyOrthogonalFrame const& f) { return array_views(f.up, nb::find(&f)); },
           nb::for_getter(nb::sig("def up_tucker(self) -> list[numpy.ndarray]")), "U_i (nU_i, N_i), orthonormal rows.")
       .def_prop_ro(
-          "left_tt", [](PyOrthogonalFrame const& f) { return numpy_views(f.left, nb::find(&f)); },
+          "left_tt", [](PyOrthogonalFrame const& f) { return array_views(f.left, nb::find(&f)); },
           nb::for_getter(nb::sig("def left_tt(self) -> list[numpy.ndarray]")), "L_i (rL_i, nU_i, rL_{i+1}).")
       .def_prop_ro(
-          "right_tt", [](PyOrthogonalFrame const& f) { return numpy_views(f.right, nb::find(&f)); },
+          "right_tt", [](PyOrthogonalFrame const& f) { return array_views(f.right, nb::find(&f)); },
           nb::for_getter(nb::sig("def right_tt(self) -> list[numpy.ndarray]")), "R_i (rR_i, nU_i, rR_{i+1}).")
       .def_prop_ro(
-          "outer_tt", [](PyOrthogonalFrame const& f) { return numpy_views(f.outer, nb::find(&f)); },
+          "outer_tt", [](PyOrthogonalFrame const& f) { return array_views(f.outer, nb::find(&f)); },
           nb::for_getter(nb::sig("def outer_tt(self) -> list[numpy.ndarray]")), "O_i (rL_i, nO_i, rR_{i+1}).")
       .def_prop_ro(
           "centre_tucker",
           [](PyOrthogonalFrame const& f) -> nb::object {
             if (f.centre.empty()) return nb::none();
-            return numpy_views(f.centre, nb::find(&f));
+            return array_views(f.centre, nb::find(&f));
           },
           nb::for_getter(nb::sig("def centre_tucker(self) -> list[numpy.ndarray] | None")),
           "S_i (nO_i, nU_i) with C_i[a, u, b] = sum_o O_i[a, o, b] S_i[o, u], or None.")
@@ -264,11 +264,11 @@ void bind_tangent_space(nb::module_& m) {
                   nb::sig("def zeros(frame: OrthogonalFrame, n_stack: int = 1) -> T3Variation"),
                   "A zero stack of n_stack variations with the frame's shapes.")
       .def_prop_ro(
-          "tucker", [](PyT3Variation const& v) { return numpy_views(v.tucker, nb::find(&v)); },
+          "tucker", [](PyT3Variation const& v) { return array_views(v.tucker, nb::find(&v)); },
           nb::for_getter(nb::sig("def tucker(self) -> list[numpy.ndarray]")),
           "V_i (n_stack, nO_i, N_i), read-only views.")
       .def_prop_ro(
-          "tt", [](PyT3Variation const& v) { return numpy_views(v.tt, nb::find(&v)); },
+          "tt", [](PyT3Variation const& v) { return array_views(v.tt, nb::find(&v)); },
           nb::for_getter(nb::sig("def tt(self) -> list[numpy.ndarray]")),
           "H_i (n_stack, rL_i, nU_i, rR_{i+1}), read-only views.")
       .def_prop_ro(

@@ -27,7 +27,7 @@ PyTuckerTensorTrain random_t3(nb::handle shape, nb::handle tucker_ranks, nb::han
   Dtype const dt = dtype_arg(dtype, where);
   return dispatch(dt, [&](auto zero) {
     using Scalar = decltype(zero);
-    t3k::TuckerTensorTrain<Scalar, HostMemory> x;
+    t3k::TuckerTensorTrain<Scalar, Memory> x;
     run_kernels([&] { x = t3k::random_t3<Scalar>(ExecutionSpace(), big_n, n, r, std::uint64_t(s)); });
     return t3_from_library(x, dt);
   });
@@ -37,9 +37,9 @@ nb::object to_dense(PyTuckerTensorTrain const& x) {
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const t3 = x.view<Scalar>();
-    Kokkos::View<Scalar*, HostMemory> flat;
+    Kokkos::View<Scalar*, Memory> flat;
     run_kernels([&] { flat = t3k::to_dense(ExecutionSpace(), t3); });
-    return numpy_copy(flat, x.dtype).attr("reshape")(size_tuple(t3.mode_shapes()));
+    return array_copy(flat, x.dtype, t3.mode_shapes());
   });
 }
 
@@ -69,12 +69,12 @@ nb::tuple t3_svd(PyTuckerTensorTrain const& x, nb::handle max_tucker_ranks, nb::
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const t3 = x.view<Scalar>();
-    t3k::T3SvdResult<Scalar, HostMemory> result;
+    t3k::T3SvdResult<Scalar, Memory> result;
     run_kernels([&] { result = t3k::t3_svd(ExecutionSpace(), t3, options); });
     auto arrays = [&](std::vector<std::vector<Scalar>> const& values) {
       nb::list out;
       for (auto const& v : values) {
-        Output o = new_array({v.size()}, x.dtype);
+        Output o = new_host_array({v.size()}, x.dtype);  // host values, NumPy in every build
         if (!v.empty()) std::memcpy(o.data, v.data(), v.size() * sizeof(Scalar));
         out.append(o.array);
       }
@@ -129,11 +129,11 @@ void bind_tucker_tensor_train(nb::module_& m) {
            "The dense tensor, shape (N_0, .., N_{d-1}) (for small tensors).")
       .def("norm", &norm, "The Frobenius norm ||X||, computed from the cores.")
       .def_prop_ro(
-          "tucker_cores", [](PyTuckerTensorTrain const& x) { return numpy_views(x.tucker, nb::find(&x)); },
+          "tucker_cores", [](PyTuckerTensorTrain const& x) { return array_views(x.tucker, nb::find(&x)); },
           nb::for_getter(nb::sig("def tucker_cores(self) -> list[numpy.ndarray]")),
           "U_0..U_{d-1}, read-only views (n_i, N_i).")
       .def_prop_ro(
-          "tt_cores", [](PyTuckerTensorTrain const& x) { return numpy_views(x.tt, nb::find(&x)); },
+          "tt_cores", [](PyTuckerTensorTrain const& x) { return array_views(x.tt, nb::find(&x)); },
           nb::for_getter(nb::sig("def tt_cores(self) -> list[numpy.ndarray]")),
           "G_0..G_{d-1}, read-only views (r_i, n_i, r_{i+1}).")
       .def_prop_ro(

@@ -73,6 +73,6 @@ NB_MODULE(_t3k, m) {
   bind_fit(m);
   bind_files(m);
   m.def(
-      "num_threads", [] { return ExecutionSpace().concurrency(); },
+      "num_threads", [] { return Kokkos::DefaultHostExecutionSpace().concurrency(); },
       "Threads of the host execution space Kokkos was initialized with.");
 }

@@ -21,12 +21,12 @@ struct PyTuckerTensorTrain {
   std::vector<Array> tucker, tt;
 
   template <class Scalar>
-  t3k::TuckerTensorTrain<Scalar, HostMemory> view() const {
+  t3k::TuckerTensorTrain<Scalar, Memory> view() const {
     std::vector<Matrix<Scalar>> us;
     std::vector<Tensor3<Scalar>> gs;
     for (auto const& a : tucker) us.push_back(matrix_view<Scalar>(a));
     for (auto const& a : tt) gs.push_back(tensor3_view<Scalar>(a));
-    return t3k::TuckerTensorTrain<Scalar, HostMemory>(std::move(us), std::move(gs));  // validates the shapes
+    return t3k::TuckerTensorTrain<Scalar, Memory>(std::move(us), std::move(gs));  // validates the shapes
   }
   std::size_t n_modes() const { return tt.size(); }
 };
@@ -49,7 +49,7 @@ struct PyOrthogonalFrame {
   std::vector<Array> up, left, right, outer, centre;
 
   template <class Scalar>
-  t3k::OrthogonalFrame<Scalar, HostMemory> view() const {
+  t3k::OrthogonalFrame<Scalar, Memory> view() const {
     std::vector<Matrix<Scalar>> u, s;
     std::vector<Tensor3<Scalar>> l, r, o;
     for (auto const& a : up) u.push_back(matrix_view<Scalar>(a));
@@ -57,8 +57,7 @@ struct PyOrthogonalFrame {
     for (auto const& a : left) l.push_back(tensor3_view<Scalar>(a));
     for (auto const& a : right) r.push_back(tensor3_view<Scalar>(a));
     for (auto const& a : outer) o.push_back(tensor3_view<Scalar>(a));
-    return t3k::OrthogonalFrame<Scalar, HostMemory>(std::move(u), std::move(l), std::move(r), std::move(o),
-                                                    std::move(s));
+    return t3k::OrthogonalFrame<Scalar, Memory>(std::move(u), std::move(l), std::move(r), std::move(o), std::move(s));
   }
   std::size_t n_modes() const { return up.size(); }
 };
@@ -69,8 +68,8 @@ struct PyT3Variation {
   std::vector<Array> tucker, tt;
 
   template <class Scalar>
-  t3k::T3Variation<Scalar, HostMemory> view() const {
-    t3k::T3Variation<Scalar, HostMemory> v;
+  t3k::T3Variation<Scalar, Memory> view() const {
+    t3k::T3Variation<Scalar, Memory> v;
     for (auto const& a : tucker) v.tucker.push_back(tensor3_view<Scalar>(a));
     for (auto const& a : tt) v.tt.push_back(tensor4_view<Scalar>(a));
     return v;
@@ -78,23 +77,23 @@ struct PyT3Variation {
 };
 
 template <class Scalar>
-PyTuckerTensorTrain t3_from_library(t3k::TuckerTensorTrain<Scalar, HostMemory> const& x, Dtype dt) {
+PyTuckerTensorTrain t3_from_library(t3k::TuckerTensorTrain<Scalar, Memory> const& x, Dtype dt) {
   PyTuckerTensorTrain out;
   out.dtype = dt;
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
-    out.tucker.push_back(nb::cast<Array>(numpy_copy(x.tucker_core(i), dt), false));
-    out.tt.push_back(nb::cast<Array>(numpy_copy(x.tt_core(i), dt), false));
+    out.tucker.push_back(nb::cast<Array>(array_copy(x.tucker_core(i), dt), false));
+    out.tt.push_back(nb::cast<Array>(array_copy(x.tt_core(i), dt), false));
   }
   return out;
 }
 
 template <class Scalar>
-PyT3Variation variation_from_library(t3k::T3Variation<Scalar, HostMemory> const& v, Dtype dt) {
+PyT3Variation variation_from_library(t3k::T3Variation<Scalar, Memory> const& v, Dtype dt) {
   PyT3Variation out;
   out.dtype = dt;
   for (std::size_t i = 0; i < v.n_modes(); ++i) {
-    out.tucker.push_back(nb::cast<Array>(numpy_copy(v.tucker[i], dt), false));
-    out.tt.push_back(nb::cast<Array>(numpy_copy(v.tt[i], dt), false));
+    out.tucker.push_back(nb::cast<Array>(array_copy(v.tucker[i], dt), false));
+    out.tt.push_back(nb::cast<Array>(array_copy(v.tt[i], dt), false));
   }
   return out;
 }
@@ -114,17 +113,17 @@ struct PyFittingProblem {
   std::shared_ptr<PyFittingProblem const> validation;
 
   template <class Scalar>
-  t3k::FittingProblem<Scalar, HostMemory> view() const {
-    t3k::FittingProblem<Scalar, HostMemory> p;
+  t3k::FittingProblem<Scalar, Memory> view() const {
+    t3k::FittingProblem<Scalar, Memory> p;
     for (auto const& a : ww) p.ww.push_back(matrix_view<Scalar>(a));
     for (auto const& a : pp) p.pp.push_back(matrix_view<Scalar>(a));
     for (auto const& a : targets) p.targets.push_back(tensor3_view<Scalar>(a));
     if (!weights.empty()) {
-      p.weights = Kokkos::View<Scalar*, HostMemory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
+      p.weights = Kokkos::View<Scalar*, Memory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
     }
     p.order = targets.empty() ? 0 : targets[0].shape(1) - 1;
     if (validation)
-      p.validation = std::make_shared<t3k::FittingProblem<Scalar, HostMemory> const>(validation->view<Scalar>());
+      p.validation = std::make_shared<t3k::FittingProblem<Scalar, Memory> const>(validation->view<Scalar>());
     return p;
   }
   std::size_t order() const { return targets.empty() ? 0 : targets[0].shape(1) - 1; }
@@ -138,10 +137,10 @@ struct PyFittingProblem {
 
 /// A library problem (and its validation set) copied into NumPy arrays. Holds the GIL.
 template <class Scalar>
-PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, HostMemory> const& p, Dtype dt) {
+PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, Memory> const& p, Dtype dt) {
   PyFittingProblem out;
   out.dtype = dt;
-  auto keep = [&](auto const& view) { return nb::cast<Array>(numpy_copy(view, dt), false); };
+  auto keep = [&](auto const& view) { return nb::cast<Array>(array_copy(view, dt), false); };
   for (auto const& v : p.ww) out.ww.push_back(keep(v));
   for (auto const& v : p.pp) out.pp.push_back(keep(v));
   for (auto const& v : p.targets) out.targets.push_back(keep(v));

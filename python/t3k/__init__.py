@@ -155,6 +155,56 @@ def to_t3toolbox(x: TuckerTensorTrain) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]
     return tuple(u.copy() for u in x.tucker_cores), tuple(g.copy() for g in x.tt_cores)
 
 
+def _toolbox_tuple(x: Any, size: int, where: str, what: str) -> Tuple[Any, ...]:
+    cores = getattr(x, "data", x)
+    if not isinstance(cores, (tuple, list)) or len(cores) != size:
+        raise ValueError(f"t3k.{where}: {what}, or an object holding it as .data, got {type(x).__name__}")
+    return tuple(cores)
+
+
+def frame_from_t3toolbox(base: Any, dtype: Any = None) -> OrthogonalFrame:
+    """An OrthogonalFrame from the toolbox's base of the base-variation representation: the 4-tuple
+    (up_tucker_cores, left_tt_cores, right_tt_cores, outer_tt_cores) of sequences of arrays, (nU_i, N_i),
+    (rL_i, nU_i, rL_{i+1}), (rR_i, nU_i, rR_{i+1}) and (rL_i, nO_i, rR_{i+1}) -- T3K's frame layout -- or an object
+    holding it as `data`. Held without a copy where the layout allows; dtype as OrthogonalFrame's."""
+    up, left, right, outer = _toolbox_tuple(
+        base, 4, "frame_from_t3toolbox", "base must be the 4-tuple (up_tucker_cores, left_tt_cores, right_tt_cores, "
+        "outer_tt_cores)"
+    )
+    return OrthogonalFrame(list(up), list(left), list(right), list(outer), dtype=dtype)
+
+
+def variation_from_t3toolbox(variation: Any, dtype: Any = None) -> T3Variation:
+    """A T3Variation from the toolbox's variation: the pair (tucker_variations, tt_variations), V_i (nO_i, N_i) and
+    H_i (rL_i, nU_i, rR_{i+1}), or stacked with one leading axis (n, ...) as the toolbox stacks them; or an object
+    holding the pair as `data`. T3K's variations carry that stack axis always: unstacked cores get one of length 1
+    (a view, no copy)."""
+    tucker, tt = _toolbox_tuple(
+        variation, 2, "variation_from_t3toolbox", "variation must be the pair (tucker_variations, tt_variations)"
+    )
+    if len(tucker) > 0 and len(getattr(tucker[0], "shape", ())) == 2:
+        import numpy as np
+
+        tucker = [np.asarray(v)[None] for v in tucker]
+        tt = [np.asarray(h)[None] for h in tt]
+    return T3Variation(list(tucker), list(tt), dtype=dtype)
+
+
+def frame_to_t3toolbox(frame: OrthogonalFrame) -> Tuple[Tuple[Any, ...], ...]:
+    """The frame as the toolbox's base (up_tucker_cores, left_tt_cores, right_tt_cores, outer_tt_cores): tuples of
+    NumPy arrays (copies). The centre factors, which the toolbox's base does not hold, are left out."""
+    return tuple(tuple(a.copy() for a in cores) for cores in (frame.up_tucker, frame.left_tt, frame.right_tt,
+                                                              frame.outer_tt))
+
+
+def variation_to_t3toolbox(v: T3Variation) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+    """The variation as the toolbox's pair (tucker_variations, tt_variations) of tuples of NumPy arrays (copies):
+    without T3K's stack axis when the stack holds one variation, else with it as the toolbox's leading stack axis."""
+    single = len(v.tucker) > 0 and v.tucker[0].shape[0] == 1
+    pick = (lambda a: a[0].copy()) if single else (lambda a: a.copy())
+    return tuple(pick(a) for a in v.tucker), tuple(pick(a) for a in v.tt)
+
+
 __all__ = [
     "FitResult",
     "FittingProblem",
@@ -164,6 +214,8 @@ __all__ = [
     "__version__",
     "estimate_chunk_size",
     "fit",
+    "frame_from_t3toolbox",
+    "frame_to_t3toolbox",
     "from_t3toolbox",
     "has_hdf5",
     "inner_product",
@@ -181,4 +233,6 @@ __all__ = [
     "t3_svd",
     "tangent_probe_derivatives",
     "to_t3toolbox",
+    "variation_from_t3toolbox",
+    "variation_to_t3toolbox",
 ]

@@ -114,3 +114,41 @@ def test_jax_linear_transpose_gives_the_same_transpose(rng):
     ours_blocks = ([v[0] for v in ours.tucker], [h[0] for h in ours.tt])
     theirs_blocks = ([np.asarray(v) for v in theirs[0]], [np.asarray(h) for h in theirs[1]])
     assert reference.max_relative_difference(ours_blocks, theirs_blocks) < 1e-12
+
+
+def test_the_toolbox_base_and_variation_layouts_are_taken_as_documented(rng):
+    # The shapes of the toolbox's documented base-variation example: a base of up Tucker cores (nU_i, N_i), left,
+    # right and outer TT cores, and a variation fitting its holes.
+    base = (
+        [rng.standard_normal(s) for s in [(10, 14), (11, 15), (12, 16)]],
+        [rng.standard_normal(s) for s in [(1, 10, 2), (2, 11, 3), (3, 12, 1)]],
+        [rng.standard_normal(s) for s in [(1, 10, 4), (4, 11, 5), (5, 12, 1)]],
+        [rng.standard_normal(s) for s in [(1, 9, 4), (2, 8, 5), (3, 7, 1)]],
+    )
+    variation = (
+        [rng.standard_normal(s) for s in [(9, 14), (8, 15), (7, 16)]],
+        [rng.standard_normal(s) for s in [(1, 10, 4), (2, 11, 5), (3, 12, 1)]],
+    )
+    frame = t3k.frame_from_t3toolbox(base)
+    assert frame.up_tucker[1].ctypes.data == base[0][1].ctypes.data  # held, not copied
+    v = t3k.variation_from_t3toolbox(variation)
+    assert [h.shape for h in v.tt] == [(1, 1, 10, 4), (1, 2, 11, 5), (1, 3, 12, 1)]  # T3K's stack axis
+    assert v.tucker[2].ctypes.data == variation[0][2].ctypes.data
+    # The frame and the variation fit each other as T3K uses them: J v runs and has the jets' shapes.
+    ww = [rng.standard_normal((5, n)) for n in (14, 15, 16)]
+    jets = t3k.tangent_probe_derivatives(frame, v, ww, ww, 1)
+    assert [j.shape for j in jets] == [(1, 5, 2, 14), (1, 5, 2, 15), (1, 5, 2, 16)]
+
+    back = t3k.frame_to_t3toolbox(frame)
+    for ours, theirs in zip(back, base):
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a, b)
+    tucker, tt = t3k.variation_to_t3toolbox(v)  # one variation: the toolbox's unstacked cores
+    for a, b in zip(tucker + tt, variation[0] + variation[1]):
+        np.testing.assert_array_equal(a, b)
+    stacked = t3k.variation_from_t3toolbox(([np.stack([a, 2 * a]) for a in variation[0]],
+                                            [np.stack([h, 2 * h]) for h in variation[1]]))
+    tucker2, _ = t3k.variation_to_t3toolbox(stacked)
+    np.testing.assert_array_equal(tucker2[0][1], 2 * variation[0][0])
+    with pytest.raises(ValueError, match="t3k.frame_from_t3toolbox: base must be the 4-tuple"):
+        t3k.frame_from_t3toolbox(variation)
