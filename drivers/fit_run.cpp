@@ -26,6 +26,7 @@
 #include <fmt/core.h>
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -44,10 +45,12 @@ namespace fs = std::filesystem;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-/// The signal that asked the fit to stop (0: none), noted by the handler and read between iterations.
-volatile std::sig_atomic_t interrupting_signal = 0;
+/// The signal that asked the fit to stop (0: none), noted by the handler and read between iterations: a lock-free
+/// atomic, which a signal handler may store to.
+std::atomic<int> interrupting_signal{0};
+static_assert(ATOMIC_INT_LOCK_FREE == 2, "the interrupt flag must be lock-free to be set in a signal handler");
 
-void note_interrupt(int signal_number) { interrupting_signal = signal_number; }
+void note_interrupt(int signal_number) { interrupting_signal.store(signal_number); }
 
 /// While a fit runs, SIGINT and SIGTERM end it after the current iteration, with its outputs written and (with
 /// checkpoint_every) its stop checkpointed: the handler only notes the signal, and is reset by it, so that a second
@@ -55,7 +58,7 @@ void note_interrupt(int signal_number) { interrupting_signal = signal_number; }
 class InterruptHandlers {
  public:
   InterruptHandlers() {
-    interrupting_signal = 0;
+    interrupting_signal.store(0);
     for (std::size_t k = 0; k < 2; ++k) {
       struct sigaction handler {};
       handler.sa_handler = note_interrupt;
@@ -241,7 +244,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   // A signal on any rank stops every rank at the same iteration (the records are replicated, so every rank asks).
   int stop_signal = 0;
   auto const stop_when = [&](IterationRecord const&) {
-    int const local = interrupting_signal;
+    int const local = interrupting_signal.load();
     stop_signal = comm.size() > 1 ? comm.allreduce_max(local) : local;
     return stop_signal != 0;
   };

@@ -7,7 +7,10 @@
 # KOKKOS_PREFIX holds Kokkos 4.x (or 3.4+) with CUDA or HIP and Kokkos Kernels (with cuBLAS/rocBLAS: the GEMM
 # reference of the benchmarks). The C++ compiler is the prefix's bin/nvcc_wrapper when it has one (CUDA), else
 # hipcc (HIP), unless CXX is set. Environment: T3K_JOBS (build jobs, default nproc), T3K_GPU_SKIP_TESTS=1 (benchmarks
-# only). Outputs land in BUILD_DIR (default build-gpu/): ctest.log, bench.json and summary.txt.
+# only), T3K_GPU_PYTHON=PYTHON (also build the Python module for the GPU with that interpreter, which needs nanobind,
+# numpy, pytest and JAX for the GPU, and run python/tests/test_device_arrays.py; Kokkos must then be built shared or
+# position-independent). Outputs land in BUILD_DIR (default build-gpu/): ctest.log, bench.json, pytest.log and
+# summary.txt.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -28,9 +31,13 @@ fi
 }
 
 echo "[run_gpu] configuring $build against $prefix with $cxx"
+python_flags=(-DT3K_ENABLE_PYTHON=OFF)
+if [[ -n "${T3K_GPU_PYTHON:-}" ]]; then
+  python_flags=(-DT3K_ENABLE_PYTHON=ON -DT3K_PYTHON_HDF5=OFF -DPython_EXECUTABLE="$T3K_GPU_PYTHON")
+fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$cxx" -DKokkos_ROOT="$prefix" \
   -DKokkosKernels_ROOT="$prefix" -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_BENCHMARKS=ON -DT3K_ENABLE_DRIVERS=OFF \
-  -DT3K_ENABLE_MPI=OFF >"$build.configure.log" 2>&1 || {
+  -DT3K_ENABLE_MPI=OFF "${python_flags[@]}" >"$build.configure.log" 2>&1 || {
   tail -n 30 "$build.configure.log" >&2
   exit 1
 }
@@ -40,6 +47,12 @@ tests_line="not run"
 if [[ "${T3K_GPU_SKIP_TESTS:-0}" != 1 ]]; then
   (cd "$build" && ctest --output-on-failure --timeout 900 2>&1 | tee ctest.log) || true
   tests_line="$(grep -E 'tests passed' "$build/ctest.log" | tail -n 1 || echo 'no ctest summary')"
+fi
+if [[ -n "${T3K_GPU_PYTHON:-}" ]]; then
+  cmake --build "$build" -j "$jobs" --target t3k_python
+  (PYTHONPATH="$build/python" "$T3K_GPU_PYTHON" -m pytest -q -p no:cacheprovider python/tests/test_device_arrays.py \
+    2>&1 | tee "$build/pytest.log") || true
+  tests_line+="; python device arrays: $(grep -Eo '[0-9]+ (passed|failed|skipped)[^=]*' "$build/pytest.log" | tail -n 1)"
 fi
 
 # The GPU set: J^T at its target shape (W = 10^5, auto chunk) with its same-run GEMM reference, the probe sweeps

@@ -360,18 +360,24 @@ void expect_models_bitwise_equal(std::string const& a, std::string const& b) {
   }
 }
 
-void fit_killed_mid_run_resumes_to_the_uninterrupted_model() {
-  ScratchDirectory dir("t3k_hostile");
-  // Enough iterations that the kill lands mid-run; gradient descent never meets its tolerance early here.
+/// The same fit in a/run.yaml and b/run.yaml, with checkpoint_every `every`, long enough that a kill or a signal
+/// lands mid-run (gradient descent never meets its tolerance early here); runs a/ to its end. Returns a/'s result.
+RunResult two_runs_and_the_whole_one(ScratchDirectory const& dir, std::size_t every) {
   std::string const config =
       "problem:\n  synthetic: {mode_shapes: [6, 5, 4], tucker_ranks: [3, 3, 3], tt_ranks: [1, 3, 3, 1], "
       "n_probes: 200, seed: 11}\nmodel:\n  init:\n    random: {seed: 5}\noptimizer:\n  name: gradient_descent\n"
-      "  max_iterations: 300\noutput:\n  directory: run\n  checkpoint_every: 1\nkokkos:\n  threads: 1\n";
+      "  max_iterations: 300\noutput:\n  directory: run\n  checkpoint_every: " +
+      std::to_string(every) + "\nkokkos:\n  threads: 1\n";
   fs::create_directories(dir.file("a"));
   fs::create_directories(dir.file("b"));
   write_text(dir.file("a/run.yaml"), config);
   write_text(dir.file("b/run.yaml"), config);
-  auto const whole = run_cli("fit --quiet " + quoted(dir.file("a/run.yaml")));
+  return run_cli("fit --quiet " + quoted(dir.file("a/run.yaml")));
+}
+
+void fit_killed_mid_run_resumes_to_the_uninterrupted_model() {
+  ScratchDirectory dir("t3k_hostile");
+  auto const whole = two_runs_and_the_whole_one(dir, 1);
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
 
   ASSERT_TRUE(start_and_kill(dir.file("b/run.yaml"), dir.file("b/run/checkpoint.h5")))
@@ -415,15 +421,7 @@ int start_and_interrupt(std::string const& config, std::string const& log, int s
 // written and its stop checkpointed, so that --resume ends at the uninterrupted run's model bit for bit.
 void fit_interrupted_by_a_signal_writes_its_outputs_and_resumes_exactly() {
   ScratchDirectory dir("t3k_hostile");
-  std::string const config =
-      "problem:\n  synthetic: {mode_shapes: [6, 5, 4], tucker_ranks: [3, 3, 3], tt_ranks: [1, 3, 3, 1], "
-      "n_probes: 200, seed: 11}\nmodel:\n  init:\n    random: {seed: 5}\noptimizer:\n  name: gradient_descent\n"
-      "  max_iterations: 300\noutput:\n  directory: run\n  checkpoint_every: 1000\nkokkos:\n  threads: 1\n";
-  fs::create_directories(dir.file("a"));
-  fs::create_directories(dir.file("b"));
-  write_text(dir.file("a/run.yaml"), config);
-  write_text(dir.file("b/run.yaml"), config);
-  auto const whole = run_cli("fit --quiet " + quoted(dir.file("a/run.yaml")));
+  auto const whole = two_runs_and_the_whole_one(dir, 1000);  // no periodic checkpoint before the signal
   ASSERT_EQ(whole.exit_code, 0) << whole.output;
 
   int const status = start_and_interrupt(dir.file("b/run.yaml"), dir.file("b/log.json"), SIGTERM, 4);

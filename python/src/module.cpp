@@ -66,6 +66,10 @@ NB_MODULE(_t3k, m) {
 
   m.attr("__version__") = T3K_VERSION_STRING;
   m.attr("reduction_block_size") = t3k::reduction_block_size;
+  // Where the module computes and its arrays live: "cpu" (NumPy), "cuda" or "rocm" (DLPack device arrays).
+  m.attr("device") = array_device_type == nb::device::cuda::value   ? "cuda"
+                     : array_device_type == nb::device::rocm::value ? "rocm"
+                                                                    : "cpu";
 
   bind_tucker_tensor_train(m);
   bind_tangent_space(m);

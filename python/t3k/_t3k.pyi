@@ -14,6 +14,8 @@ import numpy.typing
 
 reduction_block_size: int = 64
 
+device: str = 'cpu'
+
 class TuckerTensorTrain:
     """
     A Tucker tensor train: Tucker cores U_i of shape (n_i, N_i) and TT cores G_i of shape (r_i, n_i, r_{i+1}),

@@ -32,3 +32,16 @@ SHAPES = [
     ((3, 4, 5), (2, 3, 2), (1, 2, 3, 1)),
     ((2, 1, 3, 4), (3, 1, 2, 2), (2, 1, 2, 3, 2)),
 ]
+
+
+def jax_transpose_reference():
+    """perf/jax_transpose.py as a module: its JAX J^T (jax.linear_transpose of a forward J written in JAX) is an
+    independent reference for T3K's J^T. Needs jax."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "perf" / "jax_transpose.py"
+    spec = importlib.util.spec_from_file_location("jax_transpose", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

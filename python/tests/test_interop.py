@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import jax_transpose_reference
 from dense_reference import t3_dense
 
 import t3k
@@ -94,13 +95,7 @@ def test_jax_linear_transpose_gives_the_same_transpose(rng):
     # An independent J^T: perf/jax_transpose.py writes the forward J in JAX and lets jax.linear_transpose derive
     # its transpose; T3K's J^T must agree with it to rounding.
     pytest.importorskip("jax")
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[2] / "perf" / "jax_transpose.py"
-    spec = importlib.util.spec_from_file_location("jax_transpose", path)
-    reference = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(reference)
+    reference = jax_transpose_reference()
 
     shape, order, n_probes = (5, 4, 6), 2, 30
     x = t3k.TuckerTensorTrain.random(shape, (3, 2, 3), (1, 2, 3, 1), seed=7)
