@@ -36,6 +36,8 @@
 #include <memory>
 #include <variant>
 
+#include <unistd.h>
+
 namespace t3k {
 namespace fit {
 
@@ -50,7 +52,14 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 std::atomic<int> interrupting_signal{0};
 static_assert(ATOMIC_INT_LOCK_FREE == 2, "the interrupt flag must be lock-free to be set in a signal handler");
 
-void note_interrupt(int signal_number) { interrupting_signal.store(signal_number); }
+void note_interrupt(int signal_number) {
+  interrupting_signal.store(signal_number);
+  // write(2) is async-signal-safe; what it returns is of no use here.
+  static char const message[] =
+      "\nt3k fit: stopping after this iteration and writing the outputs (signal again to quit now)\n";
+  ssize_t const written = ::write(STDERR_FILENO, message, sizeof message - 1);
+  (void)written;
+}
 
 /// While a fit runs, SIGINT and SIGTERM end it after the current iteration, with its outputs written and (with
 /// checkpoint_every) its stop checkpointed: the handler only notes the signal, and is reset by it, so that a second
