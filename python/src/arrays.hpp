@@ -329,7 +329,7 @@ View view_over(void* data, std::vector<std::size_t> const& shape, std::index_seq
   return View(static_cast<typename View::pointer_type>(data), shape[I]...);
 }
 
-/// One fresh NumPy array per mode i < d of shape `shape_of(i)`, and Views of the library's output type over them
+/// One fresh array per mode i < d of shape `shape_of(i)`, and Views of the library's output type over them
 /// (the `_into` forms write into the arrays): returns the arrays as a list, the Views appended to `views`.
 template <class Views, class ShapeOf>
 nb::list new_arrays_per_mode(std::size_t d, Dtype dt, Views& views, ShapeOf&& shape_of) {
@@ -402,7 +402,7 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
 }
 
 /// Runs `f` (which must not touch Python objects) with the GIL released, one call at a time, and waits for its
-/// kernels: the library's calls are asynchronous, and NumPy reads the results right after.
+/// kernels: the library's calls are asynchronous, and Python reads the results right after.
 template <class F>
 void run_kernels(F&& f) {
   nb::gil_scoped_release release;

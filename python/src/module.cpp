@@ -1,5 +1,6 @@
 /// \file module.cpp
-/// The Python module `t3k._t3k` (nanobind): the library's public API on NumPy arrays, for float64 and float32.
+/// The Python module `t3k._t3k` (nanobind): the library's public API on NumPy arrays (device arrays through DLPack in a
+/// CUDA or HIP build), for float64 and float32.
 /// Initializes Kokkos on import and finalizes it at exit, translates the library's exceptions, and binds each
 /// concept from its own file (bind_*.cpp; arrays.hpp says how arrays are held and kernels run).
 

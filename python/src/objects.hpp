@@ -15,7 +15,8 @@
 
 namespace t3k_python {
 
-/// A Tucker tensor train on NumPy arrays: U_i (n_i, N_i), G_i (r_i, n_i, r_{i+1}).
+/// A Tucker tensor train on the module's arrays (NumPy; device arrays in a device build): U_i (n_i, N_i), G_i (r_i,
+/// n_i, r_{i+1}).
 struct PyTuckerTensorTrain {
   Dtype dtype = Dtype::float64;
   std::vector<Array> tucker, tt;
@@ -43,7 +44,7 @@ inline PyTuckerTensorTrain make_t3(nb::handle tucker_cores, nb::handle tt_cores,
   return x;
 }
 
-/// An orthogonal frame on NumPy arrays (centre factors optional).
+/// An orthogonal frame on the module's arrays (centre factors optional).
 struct PyOrthogonalFrame {
   Dtype dtype = Dtype::float64;
   std::vector<Array> up, left, right, outer, centre;
@@ -62,7 +63,7 @@ struct PyOrthogonalFrame {
   std::size_t n_modes() const { return up.size(); }
 };
 
-/// A stack of variations on NumPy arrays: V_i (n, nO_i, N_i), H_i (n, rL_i, nU_i, rR_{i+1}).
+/// A stack of variations on the module's arrays: V_i (n, nO_i, N_i), H_i (n, rL_i, nU_i, rR_{i+1}).
 struct PyT3Variation {
   Dtype dtype = Dtype::float64;
   std::vector<Array> tucker, tt;
@@ -104,7 +105,7 @@ inline nb::tuple size_tuple(std::vector<std::size_t> const& values) {
   return nb::tuple(l);
 }
 
-/// A fitting problem on NumPy arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W), and
+/// A fitting problem on the module's arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W), and
 /// an optional validation set (a problem of the same mode sizes and order).
 struct PyFittingProblem {
   Dtype dtype = Dtype::float64;
@@ -135,7 +136,7 @@ struct PyFittingProblem {
   }
 };
 
-/// A library problem (and its validation set) copied into NumPy arrays. Holds the GIL.
+/// A library problem (and its validation set) copied into the module's arrays. Holds the GIL.
 template <class Scalar>
 PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, Memory> const& p, Dtype dt) {
   PyFittingProblem out;
