@@ -16,9 +16,11 @@
 
 #include "t3k/algorithms/impl/frame_shapes.hpp"
 #include "t3k/algorithms/impl/host/host_blocks.hpp"
+#include "t3k/algorithms/impl/scalar_transpose_workspace.hpp"
 #include "t3k/algorithms/impl/transpose_workspace.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/measurement_kind.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
 
 #include <cstddef>
@@ -120,13 +122,21 @@ inline FrameShapes frame_shapes_of_t3(std::string const& where, std::vector<std:
 }
 
 template <class Scalar>
-TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std::size_t order, std::size_t n_tangent,
-                                                     bool sum_over_probes, std::size_t block_rows) {
-  int const k1 = general_jet_length(order, sh.d());
+TransposeMemoryModel transpose_memory_model_elements(MeasurementKind kind, FrameShapes const& sh, std::size_t order,
+                                                     std::size_t n_tangent, bool sum_over_probes,
+                                                     std::size_t block_rows) {
   // The layout is affine in the chunk rows: count it at 0 and 1 row.
   WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
-  (void)transpose_layout(at0, sh, 0, n_tangent, k1, block_rows);
-  (void)transpose_layout(at1, sh, 1, n_tangent, k1, block_rows);
+  if (kind == MeasurementKind::probes) {
+    int const k1 = general_jet_length(order, sh.d());
+    (void)transpose_layout(at0, sh, 0, n_tangent, k1, block_rows);
+    (void)transpose_layout(at1, sh, 1, n_tangent, k1, block_rows);
+  } else {
+    int const k1 = scalar_jet_length(order, sh.d());
+    bool const packs_omega = kind == MeasurementKind::applies || order > 0;
+    (void)scalar_transpose_layout(at0, sh, 0, n_tangent, k1, packs_omega, block_rows);
+    (void)scalar_transpose_layout(at1, sh, 1, n_tangent, k1, packs_omega, block_rows);
+  }
   TransposeMemoryModel m;
   m.block_rows = block_rows;
   std::size_t const s = sizeof(Scalar);
@@ -151,9 +161,23 @@ TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std:
   } else {
     m.output_bytes_per_row = variation_bytes;
   }
-  std::size_t const jets = checked_add(2, checked_mul(n_tangent, checked_add(order, 1, where), where), where);
-  m.input_bytes_per_row = checked_mul(checked_mul(s, jets, where), sum_n, where);
+  std::size_t const residuals = checked_mul(n_tangent, checked_add(order, 1, where), where);
+  if (kind == MeasurementKind::probes) {  // w, p and n_t residual jets of every mode
+    m.input_bytes_per_row = checked_mul(checked_mul(s, checked_add(2, residuals, where), where), sum_n, where);
+  } else {  // applies: w (and p for jets); entries: d indices (and p for jets); n_t scalar residual jets
+    std::size_t const vectors = (kind == MeasurementKind::applies ? 1 : 0) + (order > 0 ? 1 : 0);
+    std::size_t const index_bytes = kind == MeasurementKind::entries ? checked_mul(sizeof(int), sh.d(), where) : 0;
+    m.input_bytes_per_row = checked_add(
+        index_bytes, checked_mul(s, checked_add(checked_mul(vectors, sum_n, where), residuals, where), where), where);
+  }
   return m;
+}
+
+template <class Scalar>
+TransposeMemoryModel transpose_memory_model_elements(FrameShapes const& sh, std::size_t order, std::size_t n_tangent,
+                                                     bool sum_over_probes, std::size_t block_rows) {
+  return transpose_memory_model_elements<Scalar>(MeasurementKind::probes, sh, order, n_tangent, sum_over_probes,
+                                                 block_rows);
 }
 
 /// Checks a reduction block argument of the public chunk policies. **Throws:** InvalidArgument naming `where`.
@@ -170,7 +194,8 @@ inline void check_block_rows(char const* where, std::size_t block_rows) {
 /// \param block_rows the reduction block of the space J^T runs on, reduction_block_size_for<ExecutionSpace>() (the
 ///        default is the host backends' block): chunk sizes are rounded to it.
 /// **Throws:** InvalidArgument / DimensionMismatch for bad shape lists or block_rows = 0.
-inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> const& mode_shapes,
+/// The same for J^T of measurements of `kind` (entries, applies or probes; docs/math.md).
+inline TransposeMemoryModel transpose_memory_model(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes,
                                                    std::vector<std::size_t> const& tucker_ranks,
                                                    std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                                    std::size_t n_tangent = 1, bool sum_over_probes = true,
@@ -179,8 +204,18 @@ inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> cons
   impl::check_block_rows("t3k::transpose_memory_model", block_rows);
   auto const sh = impl::frame_shapes_of_t3("t3k::transpose_memory_model", mode_shapes, tucker_ranks, tt_ranks);
   return scalar == ScalarType::float32
-             ? impl::transpose_memory_model_elements<float>(sh, order, n_tangent, sum_over_probes, block_rows)
-             : impl::transpose_memory_model_elements<double>(sh, order, n_tangent, sum_over_probes, block_rows);
+             ? impl::transpose_memory_model_elements<float>(kind, sh, order, n_tangent, sum_over_probes, block_rows)
+             : impl::transpose_memory_model_elements<double>(kind, sh, order, n_tangent, sum_over_probes, block_rows);
+}
+
+inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> const& mode_shapes,
+                                                   std::vector<std::size_t> const& tucker_ranks,
+                                                   std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                                   std::size_t n_tangent = 1, bool sum_over_probes = true,
+                                                   ScalarType scalar = ScalarType::float64,
+                                                   std::size_t block_rows = reduction_block_size) {
+  return transpose_memory_model(MeasurementKind::probes, mode_shapes, tucker_ranks, tt_ranks, order, n_tangent,
+                                sum_over_probes, scalar, block_rows);
 }
 
 namespace impl {
@@ -242,7 +277,7 @@ std::size_t automatic_chunk(TransposeMemoryModel const& m, std::size_t rows) {
 /// the default is the host backends' block), at least one block, or all W_local rows. Results are cached by shape;
 /// no kernel runs and nothing is allocated.
 /// **Throws:** InvalidArgument for n_shards = 0, block_rows = 0 or bad shape lists.
-inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shapes,
+inline std::size_t estimate_chunk_size(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes,
                                        std::vector<std::size_t> const& tucker_ranks,
                                        std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                        std::size_t n_probes, std::size_t n_tangent = 1, std::size_t n_shards = 1,
@@ -250,22 +285,34 @@ inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shap
                                        std::size_t block_rows = reduction_block_size) {
   if (n_shards == 0) throw InvalidArgument("t3k::estimate_chunk_size: n_shards must be >= 1 (got 0)");
   impl::check_block_rows("t3k::estimate_chunk_size", block_rows);
-  using Key = std::tuple<std::vector<std::size_t>, std::vector<std::size_t>, std::vector<std::size_t>, std::size_t,
-                         std::size_t, std::size_t, std::size_t, int, std::size_t>;
+  using Key = std::tuple<int, std::vector<std::size_t>, std::vector<std::size_t>, std::vector<std::size_t>,
+                         std::size_t, std::size_t, std::size_t, std::size_t, int, std::size_t>;
   static std::mutex mutex;
   static std::map<Key, std::size_t> cache;
-  Key key{mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, int(scalar), block_rows};
+  Key key{int(kind), mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent, n_shards, int(scalar),
+          block_rows};
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
   auto const model =
-      transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
+      transpose_memory_model(kind, mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
   std::size_t const c = impl::balance_chunk(model, impl::local_rows(n_probes, n_shards));
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(key, c);
   return c;
+}
+
+/// estimate_chunk_size of the probe kind. **Throws:** as above.
+inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shapes,
+                                       std::vector<std::size_t> const& tucker_ranks,
+                                       std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                       std::size_t n_probes, std::size_t n_tangent = 1, std::size_t n_shards = 1,
+                                       ScalarType scalar = ScalarType::float64,
+                                       std::size_t block_rows = reduction_block_size) {
+  return estimate_chunk_size(MeasurementKind::probes, mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent,
+                             n_shards, scalar, block_rows);
 }
 
 /// The chunk size `ChunkSize::automatic()` resolves to in a J^T on `ExecutionSpace` (the optimizers and the fit
@@ -274,21 +321,31 @@ inline std::size_t estimate_chunk_size(std::vector<std::size_t> const& mode_shap
 /// default instance (impl::host_chunk_cap). Nothing runs on the space; it only selects the policy.
 /// **Throws:** as estimate_chunk_size.
 template <class ExecutionSpace>
+std::size_t automatic_chunk_size(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes,
+                                 std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
+                                 std::size_t order, std::size_t n_probes, std::size_t n_tangent = 1,
+                                 std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
+  std::size_t const balance = estimate_chunk_size(kind, mode_shapes, tucker_ranks, tt_ranks, order, n_probes,
+                                                  n_tangent, n_shards, scalar, reduction_block_size_for<ExecutionSpace>());
+  if (!impl::runs_on_host<ExecutionSpace>()) return balance;
+  auto const model = transpose_memory_model(kind, mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
+  return min_of(balance, impl::host_chunk_cap<ExecutionSpace>(model, impl::local_rows(n_probes, n_shards)));
+}
+
+/// automatic_chunk_size of the probe kind. **Throws:** as above.
+template <class ExecutionSpace>
 std::size_t automatic_chunk_size(std::vector<std::size_t> const& mode_shapes,
                                  std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
                                  std::size_t order, std::size_t n_probes, std::size_t n_tangent = 1,
                                  std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64) {
-  std::size_t const balance = estimate_chunk_size(mode_shapes, tucker_ranks, tt_ranks, order, n_probes, n_tangent,
-                                                  n_shards, scalar, reduction_block_size_for<ExecutionSpace>());
-  if (!impl::runs_on_host<ExecutionSpace>()) return balance;
-  auto const model = transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar);
-  return min_of(balance, impl::host_chunk_cap<ExecutionSpace>(model, impl::local_rows(n_probes, n_shards)));
+  return automatic_chunk_size<ExecutionSpace>(MeasurementKind::probes, mode_shapes, tucker_ranks, tt_ranks, order,
+                                              n_probes, n_tangent, n_shards, scalar);
 }
 
 /// The largest chunk whose total peak (inputs + workspace + gradients) stays within `target_bytes`: a multiple of
 /// `block_rows` (as estimate_chunk_size), or all W_local rows. **Throws:** InvalidArgument stating the bytes needed
 /// when even the smallest chunk (one block) does not fit; for n_shards = 0 or block_rows = 0.
-inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_shapes,
+inline std::size_t max_chunk_size_within(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes,
                                          std::vector<std::size_t> const& tucker_ranks,
                                          std::vector<std::size_t> const& tt_ranks, std::size_t order,
                                          std::size_t n_probes, std::size_t target_bytes, std::size_t n_tangent = 1,
@@ -297,7 +354,7 @@ inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_sh
   if (n_shards == 0) throw InvalidArgument("t3k::max_chunk_size_within: n_shards must be >= 1 (got 0)");
   impl::check_block_rows("t3k::max_chunk_size_within", block_rows);
   auto const model =
-      transpose_memory_model(mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
+      transpose_memory_model(kind, mode_shapes, tucker_ranks, tt_ranks, order, n_tangent, true, scalar, block_rows);
   std::size_t const rows = impl::local_rows(n_probes, n_shards);
   if (rows == 0) return 1;
   // J^T never runs fewer rows per pass than one block (or all rows when there are fewer).
@@ -317,6 +374,17 @@ inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_sh
   // Block partials (device backends) grow with the chunk's blocks, which the per-row division leaves out.
   while (c > smallest && model.peak_bytes(rows, c) > target_bytes) c = impl::rows_per_chunk(c - 1, rows, block_rows);
   return c;
+}
+
+/// max_chunk_size_within of the probe kind. **Throws:** as above.
+inline std::size_t max_chunk_size_within(std::vector<std::size_t> const& mode_shapes,
+                                         std::vector<std::size_t> const& tucker_ranks,
+                                         std::vector<std::size_t> const& tt_ranks, std::size_t order,
+                                         std::size_t n_probes, std::size_t target_bytes, std::size_t n_tangent = 1,
+                                         std::size_t n_shards = 1, ScalarType scalar = ScalarType::float64,
+                                         std::size_t block_rows = reduction_block_size) {
+  return max_chunk_size_within(MeasurementKind::probes, mode_shapes, tucker_ranks, tt_ranks, order, n_probes,
+                               target_bytes, n_tangent, n_shards, scalar, block_rows);
 }
 
 namespace impl {
@@ -344,12 +412,19 @@ std::size_t sweep_chunk_rows(ChunkSize const& chunk, std::size_t n_probes, Layou
 
 /// Turns `auto` into a fixed chunk for a call with these frame shapes; none and fixed pass through.
 template <class ExecutionSpace, class Scalar>
+ChunkSize resolve_chunk_size(MeasurementKind kind, ChunkSize requested, FrameShapes const& sh, std::size_t order,
+                             std::size_t n_probes, std::size_t n_tangent) {
+  if (requested.kind() != ChunkSize::Kind::automatic) return requested;
+  auto const model = transpose_memory_model_elements<Scalar>(kind, sh, order, n_tangent, true,
+                                                             reduction_block_size_for<ExecutionSpace>());
+  return ChunkSize::of(automatic_chunk<ExecutionSpace>(model, n_probes > 0 ? n_probes : 1));
+}
+
+template <class ExecutionSpace, class Scalar>
 ChunkSize resolve_chunk_size(ChunkSize requested, FrameShapes const& sh, std::size_t order, std::size_t n_probes,
                              std::size_t n_tangent) {
-  if (requested.kind() != ChunkSize::Kind::automatic) return requested;
-  auto const model =
-      transpose_memory_model_elements<Scalar>(sh, order, n_tangent, true, reduction_block_size_for<ExecutionSpace>());
-  return ChunkSize::of(automatic_chunk<ExecutionSpace>(model, n_probes > 0 ? n_probes : 1));
+  return resolve_chunk_size<ExecutionSpace, Scalar>(MeasurementKind::probes, requested, sh, order, n_probes,
+                                                    n_tangent);
 }
 
 }  // namespace impl

@@ -145,6 +145,49 @@ struct TtAssembly {
   }
 };
 
+/// out (M x N) += sum over the chunk's blocks of reduction_block_size_for<ExecutionSpace>() rows, blocks in order, of
+///   a1_block^T b1_block [+ a2_block^T b2_block when with_second]
+/// with a (rows, L, M) and b (rows, L, N) jets whose (row, order) axes are the products' inner dimension: the summed
+/// assemblies of J^T. `rows` (the extent of every jet) are a chunk's rows, starting on a block, so the sequence of
+/// floating-point operations is the same for every chunking. Host backends: each thread owns a slab of out's
+/// columns through every block (for_each_column_slab_on_host_threads; the products are too small for the BLAS's own
+/// threads to speed up, docs/performance.md). Device backends: one batched kernel into block partials, then their sum
+/// in block order.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void add_block_products(ExecutionSpace const& space, char const* label, Matrix<Scalar, MemorySpace> out,
+                        Jet3<Scalar const, MemorySpace> a1, Jet3<Scalar const, MemorySpace> b1,
+                        Jet3<Scalar const, MemorySpace> a2, Jet3<Scalar const, MemorySpace> b2, bool with_second,
+                        Matrix<Scalar, MemorySpace> partials) {
+  using MatrixC = Matrix<Scalar const, MemorySpace>;
+  std::size_t const rows = a1.extent(0), l1 = a1.extent(1), l2 = with_second ? a2.extent(1) : 0;
+  std::size_t const nm = out.extent(0), nn = out.extent(1);
+  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
+  if constexpr (!runs_on_host<ExecutionSpace>()) {
+    device::ProductTerm<Scalar, MemorySpace> const first{MatrixC(a1.data(), rows * l1, nm),
+                                                         MatrixC(b1.data(), rows * l1, nn), true, false,
+                                                         int(block_size * l1)};
+    device::ProductTerm<Scalar, MemorySpace> const second{MatrixC(a2.data(), with_second ? rows * l2 : 0, nm),
+                                                          MatrixC(b2.data(), with_second ? rows * l2 : 0, nn), true,
+                                                          false, int(block_size * l2)};
+    device::batched_product(space, label, first, with_second ? &second : nullptr, out, n_row_blocks(rows, block_size),
+                            true, partials);
+  } else {
+    (void)partials;
+    for_each_column_slab_on_host_threads(space, nn, [&](std::size_t c0, std::size_t c1) {
+      auto const out_slab = column_slab(out, c0, c1);
+      for (std::size_t s = 0; s < rows; s += block_size) {
+        std::size_t const block = min_of(block_size, rows - s);
+        matrix_product(space, label, Op::transpose, MatrixC(a1.data() + s * l1 * nm, block * l1, nm), Op::none,
+                       column_slab(MatrixC(b1.data() + s * l1 * nn, block * l1, nn), c0, c1), out_slab, true);
+        if (with_second) {
+          matrix_product(space, label, Op::transpose, MatrixC(a2.data() + s * l2 * nm, block * l2, nm), Op::none,
+                         column_slab(MatrixC(b2.data() + s * l2 * nn, block * l2, nn), c0, c1), out_slab, true);
+        }
+      }
+    });
+  }
+}
+
 /// H~ (rL, nU, rR1) += the chunk's contributions summed over probes (docs/math.md), as matrix products over
 /// the (probe, order) axis of each block of reduction_block_size_for<ExecutionSpace>() probes, blocks in order:
 ///   H~[a, (u,b)] += sum_{s,l} mu[i]^(l)[a] S^(l)[u,b] + [has_left] sum_{s,k} tau~[i]^(k)[a] N^(k)[u,b].
@@ -159,38 +202,9 @@ void assemble_tt_summed(ExecutionSpace const& space, OutView const& out, Jet3<Sc
                         Jet3<Scalar const, MemorySpace> s_kr, Jet3<Scalar const, MemorySpace> tau,
                         Jet3<Scalar const, MemorySpace> n_kr, bool has_left, Matrix<Scalar, MemorySpace> partials) {
   static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "H~ must be contiguous");
-  using MatrixC = Matrix<Scalar const, MemorySpace>;
-  std::size_t const rows = mu.extent(0), k1 = mu.extent(1);
-  std::size_t const na = out.extent(0), n_ub = out.extent(1) * out.extent(2);
-  Matrix<Scalar, MemorySpace> const a_ub(out.data(), na, n_ub);
-  char const* label = "t3k::probe_derivatives_transpose::assemble_tt";
-  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
-  if constexpr (!runs_on_host<ExecutionSpace>()) {
-    device::ProductTerm<Scalar, MemorySpace> const mu_s{
-        MatrixC(mu.data(), rows * k1, na), MatrixC(s_kr.data(), rows * k1, n_ub), true, false, int(block_size * k1)};
-    device::ProductTerm<Scalar, MemorySpace> const tau_n{MatrixC(tau.data(), has_left ? rows * k1 : 0, na),
-                                                         MatrixC(n_kr.data(), has_left ? rows * k1 : 0, n_ub), true,
-                                                         false, int(block_size * k1)};
-    device::batched_product(space, label, mu_s, has_left ? &tau_n : nullptr, a_ub, n_row_blocks(rows, block_size), true,
-                            partials);
-  } else {
-    (void)partials;
-    // Each host thread owns a slab of H~'s (u,b) columns through every block (for_each_column_slab_on_host_threads):
-    // the products are too small for the BLAS's own threads to speed up (docs/performance.md).
-    for_each_column_slab_on_host_threads(space, n_ub, [&](std::size_t c0, std::size_t c1) {
-      auto const out_slab = column_slab(a_ub, c0, c1);
-      for (std::size_t s = 0; s < rows; s += block_size) {
-        std::size_t const m = min_of(block_size, rows - s) * k1;
-        std::size_t const row = s * k1;
-        matrix_product(space, label, Op::transpose, MatrixC(mu.data() + row * na, m, na), Op::none,
-                       column_slab(MatrixC(s_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
-        if (has_left) {
-          matrix_product(space, label, Op::transpose, MatrixC(tau.data() + row * na, m, na), Op::none,
-                         column_slab(MatrixC(n_kr.data() + row * n_ub, m, n_ub), c0, c1), out_slab, true);
-        }
-      }
-    });
-  }
+  add_block_products(space, "t3k::probe_derivatives_transpose::assemble_tt",
+                     Matrix<Scalar, MemorySpace>(out.data(), out.extent(0), out.extent(1) * out.extent(2)), mu, s_kr,
+                     tau, n_kr, has_left, partials);
 }
 
 /// V~ (nO, N) += the chunk's contributions summed over probes (docs/math.md), as matrix products over the
@@ -202,31 +216,9 @@ void assemble_tucker_summed(ExecutionSpace const& space, OutView const& out, Jet
                             Jet3<Scalar const, MemorySpace> resid, Jet3<Scalar const, MemorySpace> dxi,
                             Jet3<Scalar const, MemorySpace> omega, Matrix<Scalar, MemorySpace> partials) {
   static_assert(std::is_same<typename OutView::array_layout, Kokkos::LayoutRight>::value, "V~ must be contiguous");
-  using MatrixC = Matrix<Scalar const, MemorySpace>;
-  std::size_t const rows = eta.extent(0), k1 = eta.extent(1), kl = dxi.extent(1);
-  std::size_t const no = out.extent(0), nj = out.extent(1);
-  Matrix<Scalar, MemorySpace> const v(out.data(), no, nj);
-  char const* label = "t3k::probe_derivatives_transpose::assemble_tucker";
-  constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
-  if constexpr (!runs_on_host<ExecutionSpace>()) {
-    device::ProductTerm<Scalar, MemorySpace> const eta_r{
-        MatrixC(eta.data(), rows * k1, no), MatrixC(resid.data(), rows * k1, nj), true, false, int(block_size * k1)};
-    device::ProductTerm<Scalar, MemorySpace> const dxi_omega{
-        MatrixC(dxi.data(), rows * kl, no), MatrixC(omega.data(), rows * kl, nj), true, false, int(block_size * kl)};
-    device::batched_product(space, label, eta_r, &dxi_omega, v, n_row_blocks(rows, block_size), true, partials);
-  } else {
-    (void)partials;
-    for_each_column_slab_on_host_threads(space, nj, [&](std::size_t c0, std::size_t c1) {
-      auto const out_slab = column_slab(v, c0, c1);
-      for (std::size_t s = 0; s < rows; s += block_size) {
-        std::size_t const block = min_of(block_size, rows - s);
-        matrix_product(space, label, Op::transpose, MatrixC(eta.data() + s * k1 * no, block * k1, no), Op::none,
-                       column_slab(MatrixC(resid.data() + s * k1 * nj, block * k1, nj), c0, c1), out_slab, true);
-        matrix_product(space, label, Op::transpose, MatrixC(dxi.data() + s * kl * no, block * kl, no), Op::none,
-                       column_slab(MatrixC(omega.data() + s * kl * nj, block * kl, nj), c0, c1), out_slab, true);
-      }
-    });
-  }
+  add_block_products(space, "t3k::probe_derivatives_transpose::assemble_tucker",
+                     Matrix<Scalar, MemorySpace>(out.data(), out.extent(0), out.extent(1)), eta, resid, dxi, omega,
+                     true, partials);
 }
 
 /// V~[o,j] contributions of one chunk: sum_{k<K1} eta^(k)[o] r^(k)[j] + sum_{m<Kl} dxi~^(m)[o] omega^(m)[j].
