@@ -1,22 +1,29 @@
 #pragma once
 /// \file fitting_problem.hpp
-/// The fitting problem (docs/math.md): probe pairs (w, p), order K, target jets y and optional per-probe
-/// weights c. Loss f(X) = 0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2, residual jets
-/// r = c (z - y), Riemannian gradient gauge_project(J^T r), Gauss-Newton products gauge_project(J^T (c J v)).
+/// The fitting problem (docs/math.md): W samples of one measurement kind (entries, applies or probes), order K,
+/// target jets y, optional per-sample weights c and per-order weights omega. Loss
+/// f(X) = 0.5 sum_s c_s sum_k omega_k^2 ||z_s^(k)(X) - y_s^(k)||^2 (z: the sample's measurement jets, the d probe
+/// jets or one scalar jet), residual jets r = c omega^2 (z - y), Riemannian gradient gauge_project(J^T r),
+/// Gauss-Newton products gauge_project(J^T (c omega^2 J v)). The kind is dispatched once here: the optimizers see
+/// only these functions.
 ///
 /// Sharding (docs/math.md): a problem may hold only this rank's contiguous rows of a probe set sharded
 /// across the ranks of `comm`. Losses and the J^T-based products then sum over ranks (J^T: this rank's chunked sum,
 /// then one reduction per call, before the gauge projection); J and every tangent-space operation stay local
 /// (the frame and the tangents are replicated), so the optimizers produce the same iterates on every rank.
 
+#include "t3k/algorithms/apply_derivatives.hpp"
+#include "t3k/algorithms/apply_derivatives_transpose.hpp"
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/gauge_projection.hpp"
 #include "t3k/algorithms/probe_derivatives.hpp"
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
+#include "t3k/algorithms/tangent_apply_derivatives.hpp"
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/host_random.hpp"
+#include "t3k/core/measurement_kind.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
@@ -27,80 +34,119 @@
 
 namespace t3k {
 
-/// Data of a fit, in `MemorySpace`. All Views are LayoutRight: ww[i], pp[i] (W, N_i); targets[i] (W, K+1, N_i);
-/// weights (W) or empty for all ones. W here is this rank's row count; a sharded problem (comm.size() > 1) holds
-/// rows [global_offset, global_offset + W) of a probe set of global_probes rows (make one with
-/// make_planted_problem(space, comm, ...) or by reading this rank's rows, Communicator::shard_range).
+/// Data of a fit, in `MemorySpace`: W samples of one kind (docs/math.md, measurements). All Views are LayoutRight.
+/// - probes: ww[i], pp[i] (W, N_i); targets[i] (W, K+1, N_i), one per mode.
+/// - applies: ww[i] (W, N_i), pp[i] (W, N_i) for K >= 1 (may be empty for K = 0); targets[0] (W, K+1, 1).
+/// - entries: indices (W, d), 0-based (a multi-index may repeat); pp[i] (W, N_i) for K >= 1; targets[0] (W, K+1, 1).
+/// weights (W) or empty for all ones; order_weights (K+1) or empty for all ones. W here is this rank's row count; a
+/// sharded problem (comm.size() > 1) holds rows [global_offset, global_offset + W) of a sample set of global_probes
+/// rows (make one with make_planted_problem(space, comm, ...) or by reading this rank's rows,
+/// Communicator::shard_range).
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 struct FittingProblem {
   using probe_type = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;  ///< ww[i], pp[i]: (W, N_i)
-  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;   ///< targets[i]: (W, K+1, N_i)
-  std::vector<probe_type> ww;                                                   ///< probe vectors w_i, one per mode
-  std::vector<probe_type> pp;                                                   ///< probe directions p_i, one per mode
-  std::vector<jet_type> targets;                                                ///< target jets y_i, one per mode
-  Kokkos::View<Scalar*, MemorySpace> weights;                                   ///< c_s per probe; empty: all ones
-  std::size_t order = 0;                                                        ///< the jet order K
-  Communicator comm;              ///< ranks sharing the probe set (default: this process alone)
-  std::size_t global_offset = 0;  ///< index of this rank's first row in the whole probe set
+  using jet_type = Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>;   ///< targets[i]: (W, K+1, N_i or 1)
+  using index_type = EntryIndices<MemorySpace>;                                 ///< entries' indices: (W, d)
+  MeasurementKind kind = MeasurementKind::probes;                               ///< what each sample measures
+  std::vector<probe_type> ww;                                                   ///< vectors w_i (probes, applies)
+  std::vector<probe_type> pp;                                                   ///< directions p_i, one per mode
+  index_type indices;                                                           ///< multi-indices (entries)
+  std::vector<jet_type> targets;                                                ///< target jets y
+  Kokkos::View<Scalar*, MemorySpace> weights;                                   ///< c_s per sample; empty: all ones
+  /// omega_k per jet order k = 0..K; empty: all ones. The residual of order k counts omega_k^2 times in the loss.
+  Kokkos::View<Scalar*, MemorySpace> order_weights;
+  std::size_t order = 0;          ///< the jet order K
+  Communicator comm;              ///< ranks sharing the sample set (default: this process alone)
+  std::size_t global_offset = 0;  ///< index of this rank's first row in the whole sample set
   std::size_t global_probes = 0;  ///< W of all ranks together; 0 means n_probes() (an unsharded problem)
-  /// Held-out probes (optional): their relative residual is recorded whenever the loss is evaluated, and
+  /// Held-out samples (optional): their relative residual is recorded whenever the loss is evaluated, and
   /// OptimizerOptions::validation_patience stops on it. Sharded like this problem (same communicator).
   std::shared_ptr<FittingProblem const> validation;
 
-  /// Rows held by this rank.
-  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].extent(0); }
+  /// Rows (samples) held by this rank.
+  std::size_t n_probes() const {
+    if (!targets.empty()) return targets[0].extent(0);
+    return kind == MeasurementKind::entries ? indices.extent(0) : ww.empty() ? 0 : ww[0].extent(0);
+  }
   /// Rows of all ranks together.
   std::size_t n_global_probes() const { return global_probes != 0 ? global_probes : n_probes(); }
-  std::size_t n_modes() const { return ww.size(); }  ///< d
+  /// d
+  std::size_t n_modes() const { return kind == MeasurementKind::entries ? indices.extent(1) : ww.size(); }
 };
 
 namespace impl {
 
+/// The width of each measurement jet of a kind: the mode shapes for probes, one scalar for entries and applies.
+inline std::vector<std::size_t> measurement_widths(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes) {
+  return kind == MeasurementKind::probes ? mode_shapes : std::vector<std::size_t>{1};
+}
+
+/// This rank's checks of check_problem (no collective step). Returns W.
+template <class Scalar, class MemorySpace>
+std::size_t check_problem_rows(std::string const& where, FittingProblem<Scalar, MemorySpace> const& p,
+                               std::vector<std::size_t> const& mode_shapes) {
+  std::size_t w = 0;
+  if (p.kind == MeasurementKind::probes) {
+    w = check_probe_stack(where, "ww", p.ww, mode_shapes);
+    std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
+    if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
+  } else {
+    ScalarSamples<typename FittingProblem<Scalar, MemorySpace>::probe_type, EntryIndices<MemorySpace>> const samples{
+        p.kind, p.ww, p.pp, p.indices};
+    w = check_scalar_samples(typename MemorySpace::execution_space(), where, samples, mode_shapes, p.order > 0);
+  }
+  check_jet_stack(where, "targets", p.targets, w, p.order, measurement_widths(p.kind, mode_shapes));
+  if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
+    throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
+  }
+  if (p.order_weights.data() != nullptr && p.order_weights.extent(0) != p.order + 1) {
+    throw DimensionMismatch(concat(where, ": order_weights has ", p.order_weights.extent(0),
+                                   " entries, expected K + 1 = ", p.order + 1));
+  }
+  if (p.comm.size() == 1 && (p.global_offset != 0 || p.n_global_probes() != w)) {
+    throw InvalidArgument(concat(where, ": a problem of one rank holds all its samples, but global_offset = ",
+                                 p.global_offset, " and global_probes = ", p.global_probes, " for W = ", w));
+  }
+  if (p.global_offset + w > p.n_global_probes()) {
+    throw InvalidArgument(concat(where, ": rows [", p.global_offset, ", ", p.global_offset + w,
+                                 ") of this shard exceed global_probes = ", p.n_global_probes()));
+  }
+  return w;
+}
+
 /// Validates a problem against a model's mode shapes. Collective for a sharded problem: every rank checks its own
 /// rows and the shards' consistency, and a failure on any rank throws on every rank with that rank's message.
-/// **Throws:** DimensionMismatch naming the array; InvalidArgument for an empty or inconsistent probe set.
+/// **Throws:** DimensionMismatch naming the array; InvalidArgument for an empty or inconsistent sample set or an
+/// entry index out of range.
 template <class Scalar, class MemorySpace>
 void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace> const& p,
                    std::vector<std::size_t> const& mode_shapes) {
   std::size_t w = 0;
-  collective_check(p.comm, [&] {
-    w = check_probe_stack(where, "ww", p.ww, mode_shapes);
-    std::size_t const wp = check_probe_stack(where, "pp", p.pp, mode_shapes);
-    if (wp != w) throw DimensionMismatch(concat(where, ": ww has ", w, " probes but pp has ", wp));
-    check_jet_stack(where, "targets", p.targets, w, p.order, mode_shapes);
-    if (p.weights.data() != nullptr && p.weights.extent(0) != w) {
-      throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
-    }
-    if (p.comm.size() == 1 && (p.global_offset != 0 || p.n_global_probes() != w)) {
-      throw InvalidArgument(concat(where, ": a problem of one rank holds all its probes, but global_offset = ",
-                                   p.global_offset, " and global_probes = ", p.global_probes, " for W = ", w));
-    }
-    if (p.global_offset + w > p.n_global_probes()) {
-      throw InvalidArgument(concat(where, ": rows [", p.global_offset, ", ", p.global_offset + w,
-                                   ") of this shard exceed global_probes = ", p.n_global_probes()));
-    }
-  });
+  collective_check(p.comm, [&] { w = check_problem_rows(where, p, mode_shapes); });
   if (p.comm.size() > 1) {
     std::size_t const total = p.comm.allreduce_sum(w);
     std::size_t const lo = p.comm.allreduce_min(p.n_global_probes()), hi = p.comm.allreduce_max(p.n_global_probes());
     if (lo != hi || total != hi) {
       throw InvalidArgument(concat(where, ": the ", p.comm.size(), " shards hold ", total,
-                                   " probes in all but global_probes is ", lo == hi ? concat(hi) : concat(lo, "..", hi),
+                                   " samples in all but global_probes is ", lo == hi ? concat(hi) : concat(lo, "..", hi),
                                    " (set global_probes and global_offset on every rank)"));
     }
     w = total;
   }
-  if (w == 0) throw InvalidArgument(where + ": the problem has no probes");
+  if (w == 0) throw InvalidArgument(where + ": the problem has no samples");
 }
 
-/// sum_s c_s sum_{k,j} a[s,k,j] b[s,k,j] over every mode (deterministic for a fixed backend and thread count).
+/// sum_s c_s sum_k omega_k^2 sum_j a[s,k,j] b[s,k,j] over every jet array (deterministic for a fixed backend and
+/// thread count); empty weights or order weights count as ones.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double weighted_jet_dot(ExecutionSpace const& space,
                         std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
                         std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& b,
-                        Kokkos::View<Scalar*, MemorySpace> weights) {
+                        Kokkos::View<Scalar*, MemorySpace> weights,
+                        Kokkos::View<Scalar*, MemorySpace> order_weights = {}) {
   double total = 0;
   bool const weighted = weights.data() != nullptr;
+  bool const order_weighted = order_weights.data() != nullptr;
   for (std::size_t i = 0; i < a.size(); ++i) {
     auto x = a[i];
     auto y = b[i];
@@ -110,8 +156,16 @@ double weighted_jet_dot(ExecutionSpace const& space,
         "t3k::fitting::weighted_jet_dot", Kokkos::RangePolicy<ExecutionSpace>(space, 0, w),
         KOKKOS_LAMBDA(int s, double& acc) {
           double row = 0;
-          for (int q = 0; q < k; ++q)
-            for (int j = 0; j < n; ++j) row += double(x(s, q, j)) * double(y(s, q, j));
+          if (order_weighted) {
+            for (int q = 0; q < k; ++q) {
+              double order_row = 0;
+              for (int j = 0; j < n; ++j) order_row += double(x(s, q, j)) * double(y(s, q, j));
+              row += double(order_weights(q)) * double(order_weights(q)) * order_row;
+            }
+          } else {
+            for (int q = 0; q < k; ++q)
+              for (int j = 0; j < n; ++j) row += double(x(s, q, j)) * double(y(s, q, j));
+          }
           acc += weighted ? double(weights(s)) * row : row;
         },
         part);
@@ -142,13 +196,94 @@ struct LossEvaluation {
   std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> residual;  ///< r = c (z - y)
 };
 
-/// 0.5 sum_s c_s ||y_s||^2: the loss of X = 0, the normalization of the relative residual. Summed over ranks
-/// (collective) for a sharded problem. **Blocking:** yes.
+/// 0.5 sum_s c_s sum_k omega_k^2 ||y_s^(k)||^2: the loss of X = 0, the normalization of the relative residual.
+/// Summed over ranks (collective) for a sharded problem. **Blocking:** yes.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double zero_model_loss(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem) {
-  return 0.5 *
-         problem.comm.allreduce_sum(impl::weighted_jet_dot(space, problem.targets, problem.targets, problem.weights));
+  return 0.5 * problem.comm.allreduce_sum(impl::weighted_jet_dot(space, problem.targets, problem.targets,
+                                                                 problem.weights, problem.order_weights));
 }
+
+namespace impl {
+
+/// A (W, K+1, 1) jet array of a scalar kind as the (W, K+1) View its kernels take.
+template <class View>
+auto as_scalar_jets(View const& v) {
+  return Kokkos::View<typename View::value_type**, Kokkos::LayoutRight, typename View::memory_space,
+                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.extent(0), v.extent(1));
+}
+/// A (n_t, W, K+1, 1) stack of a scalar kind as the (n_t, W, K+1) View its kernels take.
+template <class View>
+auto as_scalar_jet_stack(View const& v) {
+  return Kokkos::View<typename View::value_type***, Kokkos::LayoutRight, typename View::memory_space,
+                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(v.data(), v.extent(0), v.extent(1), v.extent(2));
+}
+
+/// The measurement jets of x at the problem's samples, into z (one array per measurement_widths entry, fitting the
+/// problem's shapes).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void measure_into(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+                  TuckerTensorTrain<Scalar, MemorySpace> const& x, ProbeJets<Scalar, MemorySpace> const& z) {
+  switch (problem.kind) {
+    case MeasurementKind::probes:
+      probe_derivatives_into(space, x, problem.ww, problem.pp, problem.order, z);
+      return;
+    case MeasurementKind::applies:
+      apply_derivatives_into(space, x, problem.ww, problem.pp, problem.order, as_scalar_jets(z[0]));
+      return;
+    case MeasurementKind::entries:
+      entry_derivatives_into(space, x, problem.indices, problem.pp, problem.order, as_scalar_jets(z[0]));
+      return;
+  }
+}
+
+/// J v at the problem's samples for a stack of variations, into jv (one (n_t, W, K+1, width) array per
+/// measurement_widths entry).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void tangent_measure_into(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+                          OrthogonalFrame<Scalar, MemorySpace> const& frame, T3Variation<Scalar, MemorySpace> const& v,
+                          TangentProbeJets<Scalar, MemorySpace> const& jv) {
+  switch (problem.kind) {
+    case MeasurementKind::probes:
+      tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
+      return;
+    case MeasurementKind::applies:
+      tangent_apply_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order,
+                                     TangentScalarJets<Scalar, MemorySpace>(as_scalar_jet_stack(jv[0])));
+      return;
+    case MeasurementKind::entries:
+      tangent_entry_derivatives_into(space, frame, v, problem.indices, problem.pp, problem.order,
+                                     TangentScalarJets<Scalar, MemorySpace>(as_scalar_jet_stack(jv[0])));
+      return;
+  }
+}
+
+/// J^T summed over this rank's samples of residual jets r (ResidualView: (W, K+1, width) or (n_t, W, K+1, width)
+/// arrays, one per measurement_widths entry).
+template <class ExecutionSpace, class Scalar, class MemorySpace, class ResidualView>
+T3Variation<Scalar, MemorySpace> transpose_of(ExecutionSpace const& space,
+                                              FittingProblem<Scalar, MemorySpace> const& problem,
+                                              OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                              std::vector<ResidualView> const& r, ChunkSize chunk_size) {
+  TransposeOptions const options{true, chunk_size};
+  auto scalar_view = [](ResidualView const& v) {
+    if constexpr (int(ResidualView::rank) == 4) {
+      return as_scalar_jet_stack(v);
+    } else {
+      return as_scalar_jets(v);
+    }
+  };
+  switch (problem.kind) {
+    case MeasurementKind::applies:
+      return apply_derivatives_transpose(space, frame, problem.ww, problem.pp, scalar_view(r[0]), options);
+    case MeasurementKind::entries:
+      return entry_derivatives_transpose(space, frame, problem.indices, problem.pp, scalar_view(r[0]), options);
+    default:
+      return probe_derivatives_transpose(space, frame, problem.ww, problem.pp, r, options);
+  }
+}
+
+}  // namespace impl
 
 /// Loss and residual jets of `x`: the loss is summed over ranks (collective), the residual holds this rank's rows.
 /// `recycled` (optional) is a residual this call may overwrite and return (an earlier evaluation's, no longer
@@ -162,16 +297,22 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
                                                   ProbeJets<Scalar, MemorySpace> recycled = {}) {
   LossEvaluation<Scalar, MemorySpace> out;
   ProbeJets<Scalar, MemorySpace> z;
-  if (impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, x.mode_shapes())) {
+  auto const widths = impl::measurement_widths(problem.kind, x.mode_shapes());
+  if (impl::stack_fits(recycled, {problem.n_probes(), problem.order + 1}, widths)) {
     z = std::move(recycled);
-    probe_derivatives_into(space, x, problem.ww, problem.pp, problem.order, z);
   } else {
-    z = probe_derivatives(space, x, problem.ww, problem.pp, problem.order);
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      z.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::fitting::jets_" + std::to_string(i)),
+                     problem.n_probes(), problem.order + 1, widths[i]);
+    }
   }
-  // z becomes the residual c (z - y) in place, and the loss 0.5 sum (z - y) . c (z - y) is summed in the same pass
-  // (each probe's row in a fixed order, then the rows as weighted_jet_dot sums them).
+  impl::measure_into(space, problem, x, z);
+  // z becomes the residual c omega^2 (z - y) in place, and the loss 0.5 sum (z - y) . c omega^2 (z - y) is summed in
+  // the same pass (each sample's row in a fixed order, then the rows as weighted_jet_dot sums them).
   bool const weighted = problem.weights.data() != nullptr;
   auto weights = problem.weights;
+  bool const order_weighted = problem.order_weights.data() != nullptr;
+  auto order_weights = problem.order_weights;
   double total = 0;
   for (std::size_t i = 0; i < z.size(); ++i) {
     auto zi = z[i];
@@ -183,9 +324,11 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
         KOKKOS_LAMBDA(int s, double& acc) {
           double row = 0;
           for (int q = 0; q < k; ++q) {
+            Scalar const omega2 = order_weighted ? order_weights(q) * order_weights(q) : Scalar(1);
             for (int j = 0; j < n; ++j) {
               Scalar const e = zi(s, q, j) - yi(s, q, j);
-              Scalar const r = weighted ? weights(s) * e : e;
+              Scalar r = weighted ? weights(s) * e : e;
+              if (order_weighted) r *= omega2;
               zi(s, q, j) = r;
               row += double(e) * double(r);
             }
@@ -223,8 +366,7 @@ T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space
                                                      OrthogonalFrame<Scalar, MemorySpace> const& frame,
                                                      LossEvaluation<Scalar, MemorySpace> const& at,
                                                      ChunkSize chunk_size) {
-  auto g = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, at.residual,
-                                       TransposeOptions{true, chunk_size});
+  auto g = impl::transpose_of(space, problem, frame, at.residual, chunk_size);
   allreduce_sum(space, problem.comm, g);
   gauge_project_in_place(space, frame, g);
   return g;
@@ -241,16 +383,19 @@ T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& spac
                                                       T3Variation<Scalar, MemorySpace> const& v, ChunkSize chunk_size,
                                                       TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
   TangentProbeJets<Scalar, MemorySpace> jv;
+  auto const widths = impl::measurement_widths(problem.kind, frame.mode_shapes());
   bool const fits =
-      jv_buffer != nullptr &&
-      impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, frame.mode_shapes());
+      jv_buffer != nullptr && impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, widths);
   if (fits) {
     jv = *jv_buffer;
-    tangent_probe_derivatives_into(space, frame, v, problem.ww, problem.pp, problem.order, jv);
   } else {
-    jv = tangent_probe_derivatives(space, frame, v, problem.ww, problem.pp, problem.order);
+    for (std::size_t i = 0; i < widths.size(); ++i) {
+      jv.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::fitting::jv_" + std::to_string(i)),
+                      v.n_stack(), problem.n_probes(), problem.order + 1, widths[i]);
+    }
     if (jv_buffer != nullptr) *jv_buffer = jv;
   }
+  impl::tangent_measure_into(space, problem, frame, v, jv);
   if (problem.weights.data() != nullptr) {
     auto weights = problem.weights;
     for (auto& ji : jv) {
@@ -261,11 +406,36 @@ T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& spac
           KOKKOS_LAMBDA(int t, int s, int e) { j.data()[(std::size_t(t) * w + s) * rest + e] *= weights(s); });
     }
   }
-  auto out = probe_derivatives_transpose(space, frame, problem.ww, problem.pp, jv, TransposeOptions{true, chunk_size});
+  if (problem.order_weights.data() != nullptr) {
+    auto order_weights = problem.order_weights;
+    for (auto& ji : jv) {
+      auto j = ji;
+      int const rows = int(j.extent(0) * j.extent(1)), k = int(j.extent(2)), n = int(j.extent(3));
+      Kokkos::parallel_for(
+          "t3k::fitting::order_weight_jv", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, k, n}),
+          KOKKOS_LAMBDA(int row, int q, int e) {
+            j.data()[(std::size_t(row) * k + q) * n + e] *= order_weights(q) * order_weights(q);
+          });
+    }
+  }
+  auto out = impl::transpose_of(space, problem, frame, jv, chunk_size);
   allreduce_sum(space, problem.comm, out);
   gauge_project_in_place(space, frame, out);
   return out;
 }
+
+namespace impl {
+/// Rows index(q) of a (W, n) array, in that order, as a new (|index|, n) array.
+template <class ExecutionSpace, class View, class IndexView>
+View gather_rows(ExecutionSpace const& space, View const& src, IndexView const& index, char const* label) {
+  int const b = int(index.extent(0)), n = int(src.extent(1));
+  View dst(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, std::string(label)), index.extent(0), src.extent(1));
+  Kokkos::parallel_for(
+      "t3k::subset::gather_rows", Policy2<ExecutionSpace>(space, {0, 0}, {b, n}),
+      KOKKOS_LAMBDA(int q, int j) { dst(q, j) = src(index(q), j); });
+  return dst;
+}
+}  // namespace impl
 
 /// The sub-problem of the probes listed in `rows` (indices into this rank's rows; packed into new contiguous arrays,
 /// in the order given). The result is a problem of this process alone (default communicator), even when `problem`
@@ -275,24 +445,21 @@ FittingProblem<Scalar, MemorySpace> subset_problem(ExecutionSpace const& space,
                                                    FittingProblem<Scalar, MemorySpace> const& problem,
                                                    std::vector<std::size_t> const& rows) {
   FittingProblem<Scalar, MemorySpace> sub;
+  sub.kind = problem.kind;
   sub.order = problem.order;
+  sub.order_weights = problem.order_weights;
   std::size_t const b = rows.size();
   Kokkos::View<std::size_t*, MemorySpace> index(
       Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::rows"), b);
   auto h = Kokkos::create_mirror_view(index);
   for (std::size_t q = 0; q < b; ++q) h(q) = rows[q];
   Kokkos::deep_copy(space, index, h);
-  for (std::size_t i = 0; i < problem.n_modes(); ++i) {
-    for (int which = 0; which < 2; ++which) {
-      auto src = which == 0 ? problem.ww[i] : problem.pp[i];
-      typename FittingProblem<Scalar, MemorySpace>::probe_type dst(
-          Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::probes"), b, src.extent(1));
-      Kokkos::parallel_for(
-          "t3k::subset::gather_probes", impl::Policy2<ExecutionSpace>(space, {0, 0}, {int(b), int(src.extent(1))}),
-          KOKKOS_LAMBDA(int q, int j) { dst(q, j) = src(index(q), j); });
-      (which == 0 ? sub.ww : sub.pp).push_back(dst);
-    }
-    auto ys = problem.targets[i];
+  for (auto const& src : problem.ww) sub.ww.push_back(impl::gather_rows(space, src, index, "t3k::subset::probes"));
+  for (auto const& src : problem.pp) sub.pp.push_back(impl::gather_rows(space, src, index, "t3k::subset::probes"));
+  if (problem.kind == MeasurementKind::entries) {
+    sub.indices = impl::gather_rows(space, problem.indices, index, "t3k::subset::indices");
+  }
+  for (auto const& ys : problem.targets) {
     typename FittingProblem<Scalar, MemorySpace>::jet_type yd(
         Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::subset::targets"), b, ys.extent(1), ys.extent(2));
     Kokkos::parallel_for(

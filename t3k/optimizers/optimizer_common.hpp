@@ -108,7 +108,8 @@ FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space,
 /// of them), so every rank gets the same chunk size.
 template <class Scalar, class MemorySpace>
 std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, MemorySpace> const& x0, std::size_t order,
-                           std::size_t batch, std::size_t n_shards = 1) {
+                           std::size_t batch, std::size_t n_shards = 1,
+                           MeasurementKind kind = MeasurementKind::probes) {
   if (requested.kind() == ChunkSize::Kind::none) return batch;
   if (requested.kind() == ChunkSize::Kind::fixed) return requested.rows() < batch ? requested.rows() : batch;
   auto const shapes = x0.mode_shapes();
@@ -116,7 +117,7 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
   std::vector<std::size_t> tt(frame_sh.rl.size());
   for (std::size_t e = 0; e < tt.size(); ++e) tt[e] = min_of(frame_sh.rl[e], frame_sh.rr[e]);
   return automatic_chunk_size<typename MemorySpace::execution_space>(
-      shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
+      kind, shapes, frame_sh.nu, tt, order, batch, 1, n_shards,
       sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 
@@ -230,7 +231,8 @@ struct FitSession {
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
              TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& o, std::size_t batch) {
-    std::size_t const rows = fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()));
+    std::size_t const rows = fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()),
+                                            problem.kind);
     chunk = ChunkSize::of(rows);
     result.chunk_size = rows;
     keeper.zero_loss = zero_model_loss(space, problem);
