@@ -167,6 +167,11 @@ inline PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle ta
   }
   auto const shapes = p.mode_sizes();
   dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  // As `t3k fit` checks its data: a NaN or a negative weight makes a loss that the optimizers would drive anywhere.
+  require_finite(p.ww, p.dtype, where, "ww", true);
+  require_finite(p.pp, p.dtype, where, "pp", true);
+  require_finite(p.targets, p.dtype, where, "targets", true);
+  require_finite(p.weights, p.dtype, where, "weights", false, true);
   if (validation) {
     auto const theirs = validation->mode_sizes();
     if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
