@@ -221,7 +221,7 @@ inline void check_conversion(nb::handle obj, nb::handle host, Dtype dt, std::str
   for (std::size_t k = 0; k < shape.size(); ++k) {
     broadcast = broadcast || (strides[k] == 0 && shape[k] > 1);
     entries = shape[k] != 0 && entries > std::numeric_limits<std::size_t>::max() / shape[k] ? ~std::size_t(0)
-                                                                                             : entries * shape[k];
+                                                                                            : entries * shape[k];
   }
   if (broadcast && entries > broadcast_entries_max) {
     fail(where + ": " + name + " is a broadcast view (a zero stride) of " + std::to_string(entries) +
@@ -270,6 +270,17 @@ inline Array as_array(nb::handle obj, Dtype dt, std::size_t ndim, std::string co
   return a;
 }
 
+/// Runs the library's check of how several arguments fit together; its message (which names cores by the
+/// library's words, "TT core 1") gets the arguments' names appended. **Throws:** ValueError.
+template <class F>
+void check_together(std::string const& arguments, F&& f) {
+  try {
+    f();
+  } catch (std::runtime_error const& e) {  // t3k::InvalidArgument, t3k::DimensionMismatch
+    fail(python_message(e.what()) + " (arguments " + arguments + ")");
+  }
+}
+
 /// A sequence of arrays, one per mode, as in as_array; item i is named name[i].
 inline std::vector<Array> as_array_list(nb::handle seq, Dtype dt, std::size_t ndim, std::string const& where,
                                         std::string const& name, std::string const& expected) {
@@ -288,7 +299,10 @@ inline std::size_t size_arg(nb::handle h, std::string const& where, std::string 
   std::string const wanted = where + ": " + name + " must be an integer >= " + std::to_string(minimum) + ", got ";
   if (nb::isinstance<nb::bool_>(h) || !PyIndex_Check(h.ptr())) fail(wanted + describe(h));
   nb::object index = nb::steal(PyNumber_Index(h.ptr()));
-  if (!index.is_valid()) throw nb::python_error();
+  if (!index.is_valid()) {  // an array of several entries, say
+    PyErr_Clear();
+    fail(wanted + describe(h));
+  }
   int overflow = 0;
   long long const value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow > 0) fail(wanted + "an integer too large");
@@ -550,8 +564,7 @@ inline void require_finite(std::vector<Array> const& arrays, Dtype dt, std::stri
                            std::string const& name, bool indexed, bool nonnegative = false) {
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     Array const& a = arrays[i];
-    std::size_t const at =
-        dispatch(dt, [&](auto zero) { return first_bad_entry<decltype(zero)>(a, nonnegative); });
+    std::size_t const at = dispatch(dt, [&](auto zero) { return first_bad_entry<decltype(zero)>(a, nonnegative); });
     if (at == a.size()) continue;
     std::string index;
     for (std::size_t k = a.ndim(), rest = at; k-- > 0; rest /= a.shape(k)) {
@@ -569,9 +582,12 @@ inline void require_finite(std::vector<Array> const& arrays, Dtype dt, std::stri
   }
 }
 
-/// A path argument (str, bytes or os.PathLike) as text. **Throws:** TypeError from os.fsdecode for other types;
+/// A path argument (str, bytes or os.PathLike) as text. **Throws:** TypeError naming it for other types;
 /// ValueError naming `where` and `name` for a NUL byte, which the C library would silently cut the path at.
 inline std::string path_text(nb::handle path, std::string const& where, std::string const& name) {
+  if (!nb::isinstance<nb::str>(path) && !nb::isinstance<nb::bytes>(path) && !nb::hasattr(path, "__fspath__")) {
+    throw nb::type_error((where + ": " + name + " must be a str, bytes or os.PathLike, got " + describe(path)).c_str());
+  }
   std::string const text = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
   if (text.find('\0') != std::string::npos) fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(path)));
   return text;
@@ -581,7 +597,8 @@ inline std::string path_text(nb::handle path, std::string const& where, std::str
 inline std::string name_text(nb::handle value, std::string const& where, std::string const& name) {
   if (!nb::isinstance<nb::str>(value)) fail(where + ": " + name + " must be a str, got " + describe(value));
   std::string const text = nb::cast<std::string>(value);
-  if (text.find('\0') != std::string::npos) fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(value)));
+  if (text.find('\0') != std::string::npos)
+    fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(value)));
   return text;
 }
 

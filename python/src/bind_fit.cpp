@@ -57,7 +57,8 @@ PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_
   std::size_t const w = size_arg(n_probes, where, "n_probes", 1);
   std::size_t const k = size_arg(order, where, "order");
   std::size_t const s = size_arg(seed, where, "seed");
-  if (!(std::isfinite(noise) && noise >= 0)) fail(where + ": noise must be a finite number >= 0, got " + number_text(noise));
+  if (!(std::isfinite(noise) && noise >= 0))
+    fail(where + ": noise must be a finite number >= 0, got " + number_text(noise));
   require_finite(truth.tucker, truth.dtype, where, "truth.tucker_cores", true);
   require_finite(truth.tt, truth.dtype, where, "truth.tt_cores", true);
   std::size_t sum_n = 0;
@@ -252,8 +253,8 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
   } catch (t3k::InvalidArgument const&) {
     bytes = std::nullopt;
   }
-  require_memory(bytes, where, "a fit of x0's ranks on W = " + std::to_string(w) + " probes (problem) at order " +
-                                   std::to_string(k));
+  require_memory(bytes, where,
+                 "a fit of x0's ranks on W = " + std::to_string(w) + " probes (problem) at order " + std::to_string(k));
 }
 
 nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
@@ -282,8 +283,8 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
           // A batch_size given larger than W is refused, as `t3k fit` refuses it; the default (mc_sgd's 64) takes
           // all W probes of a smaller problem.
           if (options.contains("batch_size") && o.batch_size > problem.n_probes()) {
-            fail(where + ": batch_size must be at most the number of probes W = " +
-                 std::to_string(problem.n_probes()) + ", got " + std::to_string(o.batch_size));
+            fail(where + ": batch_size must be at most the number of probes W = " + std::to_string(problem.n_probes()) +
+                 ", got " + std::to_string(o.batch_size));
           }
         }
         o.common.chunk_size = chunk;

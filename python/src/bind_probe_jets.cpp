@@ -115,9 +115,8 @@ std::size_t max_chunk_size_within(nb::handle shape, nb::handle tucker_ranks, nb:
   std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
   auto const scalar = scalar_type(dtype_arg(dtype, where));
   std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
-  return model_query(where, big_n.size(), k, w, nt, [&] {
-    return t3k::max_chunk_size_within(big_n, n, r, k, w, target, nt, shards, scalar, block);
-  });
+  return model_query(where, big_n.size(), k, w, nt,
+                     [&] { return t3k::max_chunk_size_within(big_n, n, r, k, w, target, nt, shards, scalar, block); });
 }
 
 /// The address a call would read `obj` from (for tests of the no-copy path).

@@ -20,8 +20,8 @@ namespace {
 Bytes variation_bytes(t3k::impl::FrameShapes const& sh, std::size_t n, Dtype dt) {
   Bytes one = 0;
   for (std::size_t i = 0; i < sh.d(); ++i) {
-    one = sum_bytes(one, sum_bytes(array_bytes({sh.no[i], sh.big_n[i]}, dt),
-                                   array_bytes({sh.rl[i], sh.nu[i], sh.rr[i + 1]}, dt)));
+    one = sum_bytes(
+        one, sum_bytes(array_bytes({sh.no[i], sh.big_n[i]}, dt), array_bytes({sh.rl[i], sh.nu[i], sh.rr[i + 1]}, dt)));
   }
   return times(one, n);
 }
@@ -39,17 +39,17 @@ void check_transpose_memory(std::string const& where, t3k::OrthogonalFrame<Scala
     constexpr std::size_t block = t3k::reduction_block_size_for<ExecutionSpace>();
     auto const chunk =
         t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
-    auto const model = t3k::impl::transpose_memory_model_elements<Scalar>(sh, order_plus_one - 1, nt,
-                                                                          options.sum_over_probes, block);
+    auto const model =
+        t3k::impl::transpose_memory_model_elements<Scalar>(sh, order_plus_one - 1, nt, options.sum_over_probes, block);
     bytes = model.allocated_bytes(w, t3k::impl::rows_per_chunk(chunk, w, block));
   } catch (t3k::InvalidArgument const&) {
     bytes = std::nullopt;  // a count past size_t
   }
-  std::size_t const n_out = options.sum_over_probes ? nt : (w > 0 && nt > ~std::size_t(0) / w ? ~std::size_t(0) : nt * w);
-  std::string const what = options.sum_over_probes
-                               ? "J^T of " + std::to_string(nt) + " residual stacks (residuals)"
-                               : "J^T with sum_over_probes=False (n_t * W = " + std::to_string(nt) + " * " +
-                                     std::to_string(w) + " variations, residuals and ww)";
+  std::size_t const n_out =
+      options.sum_over_probes ? nt : (w > 0 && nt > ~std::size_t(0) / w ? ~std::size_t(0) : nt * w);
+  std::string const what = options.sum_over_probes ? "J^T of " + std::to_string(nt) + " residual stacks (residuals)"
+                                                   : "J^T with sum_over_probes=False (n_t * W = " + std::to_string(nt) +
+                                                         " * " + std::to_string(w) + " variations, residuals and ww)";
   require_memory(sum_bytes(bytes, variation_bytes(sh, n_out, dt)), where, what);
 }
 
@@ -85,7 +85,8 @@ PyOrthogonalFrame make_frame(nb::handle up_tucker, nb::handle left_tt, nb::handl
   if (!centre_tucker.is_none()) {
     f.centre = as_array_list(centre_tucker, f.dtype, 2, where, "centre_tucker", "(nO_i x nU_i)");
   }
-  dispatch(f.dtype, [&](auto zero) { (void)f.view<decltype(zero)>(); });
+  check_together("up_tucker, left_tt, right_tt, outer_tt and centre_tucker",
+                 [&] { dispatch(f.dtype, [&](auto zero) { (void)f.view<decltype(zero)>(); }); });
   return f;
 }
 
@@ -97,7 +98,7 @@ PyT3Variation make_variation(nb::handle tucker, nb::handle tt, nb::handle dtype)
   v.tt = as_array_list(tt, v.dtype, 4, where, "tt", "(n_stack x rL_i x nU_i x rR_{i+1})");
   if (v.tucker.size() != v.tt.size() || v.tt.empty()) {
     fail(where + ": got " + std::to_string(v.tucker.size()) + " Tucker and " + std::to_string(v.tt.size()) +
-         " TT blocks; both must number d >= 1");
+         " TT blocks; both must number d >= 1 (arguments tucker and tt)");
   }
   std::size_t const n = v.tt[0].shape(0);
   for (std::size_t i = 0; i < v.tt.size(); ++i) {
@@ -143,8 +144,8 @@ nb::list tangent_probe_derivatives(PyOrthogonalFrame const& frame, PyT3Variation
     Bytes bytes = 0;
     for (std::size_t n : shapes) bytes = sum_bytes(bytes, array_bytes({variation.n_stack(), w, k + 1, n}, frame.dtype));
     require_memory(bytes, where,
-                   "the jets of n_stack = " + std::to_string(variation.n_stack()) + " variations (v) at W = " +
-                       std::to_string(w) + " probes (ww) and order " + std::to_string(k));
+                   "the jets of n_stack = " + std::to_string(variation.n_stack()) +
+                       " variations (v) at W = " + std::to_string(w) + " probes (ww) and order " + std::to_string(k));
     t3k::TangentProbeJets<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(frame.n_modes(), frame.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{variation.n_stack(), w, k + 1, shapes[i]};

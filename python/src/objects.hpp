@@ -40,7 +40,8 @@ inline PyTuckerTensorTrain make_t3(nb::handle tucker_cores, nb::handle tt_cores,
   x.dtype = inferred_dtype(dtype, tucker_cores, where);
   x.tucker = as_array_list(tucker_cores, x.dtype, 2, where, "tucker_cores", "(n_i x N_i)");
   x.tt = as_array_list(tt_cores, x.dtype, 3, where, "tt_cores", "(r_i x n_i x r_{i+1})");
-  dispatch(x.dtype, [&](auto zero) { (void)x.view<decltype(zero)>(); });
+  check_together("tucker_cores and tt_cores",
+                 [&] { dispatch(x.dtype, [&](auto zero) { (void)x.view<decltype(zero)>(); }); });
   return x;
 }
 
