@@ -17,8 +17,8 @@
 /// Every check a call makes happens here, before anything is computed or allocated, as the t3k tool checks its
 /// input: arrays must hold real numbers (floating or integer; strings, booleans, complex, object and structured
 /// dtypes are refused, never converted), the bytes of every conversion and result must fit in the memory available
-/// (MemoryError naming the argument that sized it), the data of a fit must be finite (require_finite) and paths
-/// must not hold NUL bytes (path_text).
+/// (MemoryError naming the argument that sized it) and the data of a fit must be finite (require_finite); paths
+/// are checked where files are read and written (bind_files.cpp).
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -580,26 +580,6 @@ inline void require_finite(std::vector<Array> const& arrays, Dtype dt, std::stri
     fail(where + ": " + label + " " + value + "; every entry of " + name + " must be finite" +
          (nonnegative ? " and >= 0" : ""));
   }
-}
-
-/// A path argument (str, bytes or os.PathLike) as text. **Throws:** TypeError naming it for other types;
-/// ValueError naming `where` and `name` for a NUL byte, which the C library would silently cut the path at.
-inline std::string path_text(nb::handle path, std::string const& where, std::string const& name) {
-  if (!nb::isinstance<nb::str>(path) && !nb::isinstance<nb::bytes>(path) && !nb::hasattr(path, "__fspath__")) {
-    throw nb::type_error((where + ": " + name + " must be a str, bytes or os.PathLike, got " + describe(path)).c_str());
-  }
-  std::string const text = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
-  if (text.find('\0') != std::string::npos) fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(path)));
-  return text;
-}
-
-/// A text argument naming something inside a file (an HDF5 dataset). **Throws:** ValueError for a NUL byte.
-inline std::string name_text(nb::handle value, std::string const& where, std::string const& name) {
-  if (!nb::isinstance<nb::str>(value)) fail(where + ": " + name + " must be a str, got " + describe(value));
-  std::string const text = nb::cast<std::string>(value);
-  if (text.find('\0') != std::string::npos)
-    fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(value)));
-  return text;
 }
 
 }  // namespace t3k_python

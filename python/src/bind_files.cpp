@@ -19,6 +19,26 @@ namespace t3k_python {
 namespace {
 
 #ifdef T3K_PYTHON_HDF5
+/// A path argument (str, bytes or os.PathLike) as text. **Throws:** TypeError naming it for other types;
+/// ValueError naming `where` and `name` for a NUL byte, which the C library would silently cut the path at.
+std::string path_text(nb::handle path, std::string const& where, std::string const& name) {
+  if (!nb::isinstance<nb::str>(path) && !nb::isinstance<nb::bytes>(path) && !nb::hasattr(path, "__fspath__")) {
+    throw nb::type_error((where + ": " + name + " must be a str, bytes or os.PathLike, got " + describe(path)).c_str());
+  }
+  std::string const text = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+  if (text.find('\0') != std::string::npos) fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(path)));
+  return text;
+}
+
+/// A text argument naming something inside a file (an HDF5 dataset). **Throws:** ValueError for a NUL byte.
+std::string name_text(nb::handle value, std::string const& where, std::string const& name) {
+  if (!nb::isinstance<nb::str>(value)) fail(where + ": " + name + " must be a str, got " + describe(value));
+  std::string const text = nb::cast<std::string>(value);
+  if (text.find('\0') != std::string::npos)
+    fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(value)));
+  return text;
+}
+
 /// Raises FileExistsError naming `where` when `file` exists and overwrite is False.
 void refuse_existing(std::string const& file, bool overwrite, std::string const& where) {
   if (!overwrite && nb::cast<bool>(nb::module_::import_("os").attr("path").attr("lexists")(file))) {
