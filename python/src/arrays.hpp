@@ -13,6 +13,12 @@
 /// array makes a round trip through the host. Python objects hold arrays, never Kokkos Views, so that no View
 /// outlives Kokkos::finalize at interpreter exit. Kernels run with the GIL released, one call at a time (Kokkos'
 /// host backends do not take concurrent launches from several host threads).
+///
+/// Every check a call makes happens here, before anything is computed or allocated, as the t3k tool checks its
+/// input: arrays must hold real numbers (floating or integer; strings, booleans, complex, object and structured
+/// dtypes are refused, never converted), the bytes of every conversion and result must fit in the memory available
+/// (MemoryError naming the argument that sized it) and the data of a fit must be finite (require_finite); paths
+/// are checked where files are read and written (bind_files.cpp).
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -20,11 +26,17 @@
 #include <nanobind/stl/vector.h>
 
 #include "t3k/core/chunk_size.hpp"
+#include "t3k/io/file_safety.hpp"
 
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -121,6 +133,14 @@ inline std::string describe(nb::handle obj) {
   return "a " + text_of(nb::type_name(obj.type()));
 }
 
+inline std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
 inline std::string shape_string(Array const& a) {
   std::string out = "(";
   for (std::size_t k = 0; k < a.ndim(); ++k) out += (k ? ", " : "") + std::to_string(a.shape(k));
@@ -128,6 +148,88 @@ inline std::string shape_string(Array const& a) {
 }
 
 inline Array upload(Array const& host, Dtype dt);  // below
+
+/// Bytes, in checked arithmetic: empty once a count exceeds 2^64 - 1.
+using Bytes = std::optional<std::uint64_t>;
+
+inline Bytes sum_bytes(Bytes a, Bytes b) { return a && b ? t3k::io::checked_sum(*a, *b) : std::nullopt; }
+inline Bytes times(Bytes a, std::uint64_t factor) { return a ? t3k::io::checked_product(*a, factor) : std::nullopt; }
+
+/// Bytes of an array of these extents and dtype.
+inline Bytes array_bytes(std::vector<std::size_t> const& extents, Dtype dt) {
+  Bytes out = dt == Dtype::float32 ? sizeof(float) : sizeof(double);
+  for (std::size_t n : extents) out = times(out, n);
+  return out;
+}
+
+/// Memory the module's arrays can still take: the free device memory in a device build, else what the t3k tool
+/// checks against (MemAvailable).
+inline std::uint64_t available_bytes() {
+  std::size_t free = 0, total = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (device_build && cudaMemGetInfo(&free, &total) == cudaSuccess) return free;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (device_build && hipMemGetInfo(&free, &total) == hipSuccess) return free;
+#endif
+  (void)free, (void)total;
+  return t3k::io::available_memory_bytes();
+}
+
+/// Raises MemoryError when `bytes` exceed the memory available; the message names `where` and `what` (what the
+/// bytes are for, with the arguments that sized them). Called before allocating: Linux overcommits, so an
+/// allocation too large would otherwise succeed and the kernel's OOM killer end the interpreter later.
+inline void require_memory(Bytes bytes, std::string const& where, std::string const& what) {
+  std::uint64_t const available = available_bytes();
+  if (bytes && *bytes <= available) return;
+  std::string const text = where + ": " + what + " needs " + t3k::io::bytes_text(bytes) + " of memory, but only " +
+                           t3k::io::bytes_text(available) + " are available";
+  PyErr_SetString(PyExc_MemoryError, text.c_str());
+  throw nb::python_error();
+}
+
+/// Bytes of the cores of T3s of these shapes (or of as many entries as the lists allow, when their lengths do not
+/// agree: the library names those).
+inline Bytes t3_bytes(std::vector<std::size_t> const& big_n, std::vector<std::size_t> const& n,
+                      std::vector<std::size_t> const& r, Dtype dt) {
+  Bytes out = 0;
+  for (std::size_t i = 0; i < big_n.size() && i < n.size() && i + 1 < r.size(); ++i) {
+    out = sum_bytes(out, sum_bytes(array_bytes({n[i], big_n[i]}, dt), array_bytes({r[i], n[i], r[i + 1]}, dt)));
+  }
+  return out;
+}
+
+/// Entries past which a broadcast (zero-stride) input is refused rather than copied out: such a view costs the
+/// memory and time of its full size while holding a few numbers, which is almost always a mistake (every probe
+/// the same); 2^22 entries are 32 MiB in float64.
+inline constexpr std::size_t broadcast_entries_max = std::size_t(1) << 22;
+
+/// Refuses what is not an array of real numbers before NumPy converts it (it would parse strings and drop the
+/// fields of structured dtypes), broadcast views too large to copy, and copies larger than the memory available.
+/// `host` is numpy.asarray(obj).
+inline void check_conversion(nb::handle obj, nb::handle host, Dtype dt, std::string const& where,
+                             std::string const& name, std::string const& wanted) {
+  std::string const kind = text_of(host.attr("dtype").attr("kind"));
+  if (kind != "f" && kind != "i" && kind != "u") {
+    std::string got = describe(obj);
+    if (!nb::hasattr(obj, "dtype")) got += " (read as dtype " + text_of(nb::str(host.attr("dtype"))) + ")";
+    fail(wanted + got);
+  }
+  auto const shape = nb::cast<std::vector<std::size_t>>(host.attr("shape"));
+  auto const strides = nb::cast<std::vector<long long>>(host.attr("strides"));
+  std::size_t entries = 1;
+  bool broadcast = false;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    broadcast = broadcast || (strides[k] == 0 && shape[k] > 1);
+    entries = shape[k] != 0 && entries > std::numeric_limits<std::size_t>::max() / shape[k] ? ~std::size_t(0)
+                                                                                            : entries * shape[k];
+  }
+  if (broadcast && entries > broadcast_entries_max) {
+    fail(where + ": " + name + " is a broadcast view (a zero stride) of " + std::to_string(entries) +
+         " entries; t3k would copy it out in full, and refuses to past " + std::to_string(broadcast_entries_max) +
+         " entries: pass the array it stands for");
+  }
+  require_memory(array_bytes(shape, dt), where, "the " + std::string(dtype_name(dt)) + " copy of " + name);
+}
 
 /// `obj` as a C-contiguous `ndim`-d array of dtype `dt` (ndim 0: any rank) in the module's memory: in place when it
 /// is one already (no copy); else, when it is a host array, converted by numpy.ascontiguousarray (and, in a device
@@ -149,17 +251,34 @@ inline Array as_array(nb::handle obj, Dtype dt, std::size_t ndim, std::string co
     fail(wanted + "a " + std::to_string(a.ndim()) + "-d array of another dtype on " + device_name(a.device_type()) +
          " (convert it there first: t3k copies device arrays only on the device)");
   }
-  nb::object converted;
+  nb::object host, converted;
   try {
-    if (nb::cast<bool>(numpy().attr("iscomplexobj")(obj))) fail(wanted + describe(obj));
-    converted = numpy().attr("ascontiguousarray")(obj, "dtype"_a = dtype_name(dt));
+    host = numpy().attr("asarray")(obj);  // no dtype: what it holds is checked before anything is converted
   } catch (nb::python_error const&) {
+    fail(wanted + describe(obj));
+  }
+  check_conversion(obj, host, dt, where, name, wanted);
+  try {
+    converted = numpy().attr("ascontiguousarray")(host, "dtype"_a = dtype_name(dt));
+  } catch (nb::python_error const& e) {
+    if (e.matches(PyExc_MemoryError)) throw;
     fail(wanted + describe(obj));
   }
   if (!nb::try_cast(converted, a, false)) fail(wanted + describe(obj));
   if (ndim != 0 && a.ndim() != ndim) fail(wanted + "an array of shape " + shape_string(a));
   if constexpr (device_build) a = upload(a, dt);
   return a;
+}
+
+/// Runs the library's check of how several arguments fit together; its message (which names cores by the
+/// library's words, "TT core 1") gets the arguments' names appended. **Throws:** ValueError.
+template <class F>
+void check_together(std::string const& arguments, F&& f) {
+  try {
+    f();
+  } catch (std::runtime_error const& e) {  // t3k::InvalidArgument, t3k::DimensionMismatch
+    fail(python_message(e.what()) + " (arguments " + arguments + ")");
+  }
 }
 
 /// A sequence of arrays, one per mode, as in as_array; item i is named name[i].
@@ -180,7 +299,10 @@ inline std::size_t size_arg(nb::handle h, std::string const& where, std::string 
   std::string const wanted = where + ": " + name + " must be an integer >= " + std::to_string(minimum) + ", got ";
   if (nb::isinstance<nb::bool_>(h) || !PyIndex_Check(h.ptr())) fail(wanted + describe(h));
   nb::object index = nb::steal(PyNumber_Index(h.ptr()));
-  if (!index.is_valid()) throw nb::python_error();
+  if (!index.is_valid()) {  // an array of several entries, say
+    PyErr_Clear();
+    fail(wanted + describe(h));
+  }
   int overflow = 0;
   long long const value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow > 0) fail(wanted + "an integer too large");
@@ -292,6 +414,8 @@ void copy_bytes_to_array(void* dst, void const* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
   } else {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    // The GIL before the lock, as run_kernels: a fit's callback holds the lock and waits for the GIL.
+    nb::gil_scoped_release release;
     std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
     Kokkos::deep_copy(Kokkos::View<char*, Memory, Unmanaged>(static_cast<char*>(dst), bytes),
                       Kokkos::View<char const*, SourceMemory, Unmanaged>(static_cast<char const*>(src), bytes));
@@ -317,6 +441,7 @@ inline nb::object host_copy(Array const& a) {
     std::memcpy(out.data, a.data(), a.nbytes());
   } else {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
+    nb::gil_scoped_release release;  // before the lock, as in copy_bytes_to_array
     std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
     Kokkos::deep_copy(Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>(static_cast<char*>(out.data), a.nbytes()),
                       Kokkos::View<char const*, Memory, Unmanaged>(static_cast<char const*>(a.data()), a.nbytes()));
@@ -409,6 +534,52 @@ void run_kernels(F&& f) {
   std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
   f();
   ExecutionSpace().fence();
+}
+
+/// The flat index of the first entry of `a` (of dtype Scalar, in the module's memory) that is NaN or infinite, or
+/// negative when `nonnegative`; a.size() when there is none.
+template <class Scalar>
+std::size_t first_bad_entry(Array const& a, bool nonnegative) {
+  Scalar const* data = static_cast<Scalar const*>(a.data());
+  std::size_t const n = a.size();
+  std::size_t first = n;
+  run_kernels([&] {
+    Kokkos::parallel_reduce(
+        "t3k::python::first_bad_entry", Kokkos::RangePolicy<ExecutionSpace>(ExecutionSpace(), 0, n),
+        KOKKOS_LAMBDA(std::size_t i, std::size_t & found) {
+          Scalar const v = data[i];
+          // v - v is 0 exactly for finite v (NaN for NaN and +-inf), and callable on every backend.
+          bool const bad = !(v - v == Scalar(0)) || (nonnegative && v < Scalar(0));
+          if (bad && i < found) found = i;
+        },
+        Kokkos::Min<std::size_t>(first));
+  });
+  return first < n ? first : n;  // the reducer's identity (the largest size_t) when none is
+}
+
+/// Refuses arrays holding a NaN or an infinity (or, when `nonnegative`, a negative entry), as the t3k tool refuses
+/// such input: the message names the array (`name`, or `name[i]` for item i of several) and the first such entry.
+/// **Throws:** ValueError.
+inline void require_finite(std::vector<Array> const& arrays, Dtype dt, std::string const& where,
+                           std::string const& name, bool indexed, bool nonnegative = false) {
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    Array const& a = arrays[i];
+    std::size_t const at = dispatch(dt, [&](auto zero) { return first_bad_entry<decltype(zero)>(a, nonnegative); });
+    if (at == a.size()) continue;
+    std::string index;
+    for (std::size_t k = a.ndim(), rest = at; k-- > 0; rest /= a.shape(k)) {
+      index = std::to_string(rest % a.shape(k)) + (index.empty() ? "" : ", ") + index;
+    }
+    std::string const label = name + (indexed ? "[" + std::to_string(i) + "]" : "") + "[" + index + "]";
+    std::string value = "is not finite";
+    if constexpr (!device_build) {
+      double const v = dt == Dtype::float32 ? double(static_cast<float const*>(a.data())[at])
+                                            : static_cast<double const*>(a.data())[at];
+      value = "= " + number_text(v);
+    }
+    fail(where + ": " + label + " " + value + "; every entry of " + name + " must be finite" +
+         (nonnegative ? " and >= 0" : ""));
+  }
 }
 
 }  // namespace t3k_python

@@ -19,9 +19,24 @@ namespace t3k_python {
 namespace {
 
 #ifdef T3K_PYTHON_HDF5
-std::string path_arg(nb::handle path) {
-  nb::object text = nb::module_::import_("os").attr("fsdecode")(path);
-  return nb::cast<std::string>(text);
+/// A path argument (str, bytes or os.PathLike) as text. **Throws:** TypeError naming it for other types;
+/// ValueError naming `where` and `name` for a NUL byte, which the C library would silently cut the path at.
+std::string path_text(nb::handle path, std::string const& where, std::string const& name) {
+  if (!nb::isinstance<nb::str>(path) && !nb::isinstance<nb::bytes>(path) && !nb::hasattr(path, "__fspath__")) {
+    throw nb::type_error((where + ": " + name + " must be a str, bytes or os.PathLike, got " + describe(path)).c_str());
+  }
+  std::string const text = nb::cast<std::string>(nb::module_::import_("os").attr("fsdecode")(path));
+  if (text.find('\0') != std::string::npos) fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(path)));
+  return text;
+}
+
+/// A text argument naming something inside a file (an HDF5 dataset). **Throws:** ValueError for a NUL byte.
+std::string name_text(nb::handle value, std::string const& where, std::string const& name) {
+  if (!nb::isinstance<nb::str>(value)) fail(where + ": " + name + " must be a str, got " + describe(value));
+  std::string const text = nb::cast<std::string>(value);
+  if (text.find('\0') != std::string::npos)
+    fail(where + ": " + name + " holds a NUL byte: " + text_of(nb::repr(value)));
+  return text;
 }
 
 /// Raises FileExistsError naming `where` when `file` exists and overwrite is False.
@@ -62,7 +77,7 @@ nb::list numpy_of(std::vector<View> const& views) {
 }
 
 void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
-  std::string const file = path_arg(path);
+  std::string const file = path_text(path, "t3k.save", "path");
   refuse_existing(file, overwrite, "t3k.save");
   nb::list keep;
   std::vector<t3k::io::Matrix> us;
@@ -81,7 +96,7 @@ void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
 }
 
 PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
-  std::string const file = path_arg(path);
+  std::string const file = path_text(path, "t3k.load", "path");
   Dtype const dt = dtype_arg(dtype, "t3k.load");
   t3k::io::HostT3 t3;
   {
@@ -98,9 +113,10 @@ PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
   return make_t3(tucker, tt, numpy_dtype(dt));
 }
 
-void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwrite, std::string const& weights) {
+void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwrite, nb::handle weights_name) {
   std::string const where = "t3k.save_problem";
-  std::string const file = path_arg(path);
+  std::string const file = path_text(path, where, "path");
+  std::string const weights = name_text(weights_name, where, "weights");
   refuse_existing(file, overwrite, where);
   nb::list keep;
   t3k::io::ProbeSet probes;
@@ -123,9 +139,10 @@ void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwri
 }
 
 PyFittingProblem load_problem(nb::handle path, nb::handle weights, nb::handle dtype) {
-  std::string const file = path_arg(path);
-  Dtype const dt = dtype_arg(dtype, "t3k.load_problem");
-  std::string const weights_dataset = weights.is_none() ? std::string() : nb::cast<std::string>(weights);
+  std::string const where = "t3k.load_problem";
+  std::string const file = path_text(path, where, "path");
+  Dtype const dt = dtype_arg(dtype, where);
+  std::string const weights_dataset = weights.is_none() ? std::string() : name_text(weights, where, "weights");
   t3k::io::FittingData data;
   {
     nb::gil_scoped_release release;

@@ -57,6 +57,15 @@ PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_
   std::size_t const w = size_arg(n_probes, where, "n_probes", 1);
   std::size_t const k = size_arg(order, where, "order");
   std::size_t const s = size_arg(seed, where, "seed");
+  if (!(std::isfinite(noise) && noise >= 0))
+    fail(where + ": noise must be a finite number >= 0, got " + number_text(noise));
+  require_finite(truth.tucker, truth.dtype, where, "truth.tucker_cores", true);
+  require_finite(truth.tt, truth.dtype, where, "truth.tt_cores", true);
+  std::size_t sum_n = 0;
+  for (auto const& u : truth.tucker) sum_n += u.shape(1);
+  // The library's probes, directions and targets, and their copy.
+  require_memory(times(array_bytes({w, k + 3, sum_n}, truth.dtype), 2), where,
+                 "a problem of n_probes = " + std::to_string(w) + " at order " + std::to_string(k));
   return dispatch(truth.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const x = truth.view<Scalar>();
@@ -173,7 +182,12 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
     try {
       nb::object answer = callback(record_dict(rec));
       int const truth = PyObject_IsTrue(answer.ptr());
-      if (truth < 0) throw nb::python_error();
+      if (truth < 0) {
+        PyErr_Clear();
+        throw nb::type_error(("t3k.fit: callback must return None, True or False, got " + describe(answer) +
+                              ", which has no truth value")
+                                 .c_str());
+      }
       stop = truth == 1;
     } catch (nb::python_error& e) {
       if (!e.matches(PyExc_StopIteration)) throw;
@@ -185,6 +199,11 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
   run_kernels([&] { result = optimize(p, x, options); });
   if (result.reason == t3k::stop_request_reason) {
     result.reason = "stopped by the callback at iteration " + std::to_string(result.history.back().iteration);
+  }
+  // Whatever stopped the fit, a point whose loss is not finite has not converged.
+  if (!result.history.empty() && !std::isfinite(result.history.back().loss)) {
+    result.converged = false;
+    if (result.reason.find("non-finite") == std::string::npos) result.reason += " (the loss is not finite)";
   }
   nb::dict out;
   out["x"] = nb::cast(t3_from_library(result.x, x0.dtype));
@@ -199,6 +218,45 @@ nb::dict run_fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
   return out;
 }
 
+/// Refuses an x0 that does not fit the problem (named as x0, not as the probe array the library would meet first)
+/// or holds a NaN or an infinity, and a fit whose model copies, residual and J v arrays and J^T workspace exceed
+/// the memory available, as `t3k fit` checks before it starts.
+void check_fit_start(std::string const& where, PyFittingProblem const& problem, PyTuckerTensorTrain const& x0,
+                     t3k::ChunkSize const& chunk) {
+  auto const n_big = problem.mode_sizes();
+  std::vector<std::size_t> x0_n, n, r;
+  for (auto const& u : x0.tucker) x0_n.push_back(u.shape(1)), n.push_back(u.shape(0));
+  for (auto const& g : x0.tt) r.push_back(g.shape(0));
+  r.push_back(x0.tt.back().shape(2));
+  if (x0_n != n_big) {
+    fail(where + ": x0 has shape " + t3k::impl::shape_string(x0_n) + " but the problem's probes have mode sizes " +
+         t3k::impl::shape_string(n_big) + "; x0 must have one mode per probe array, of the same sizes");
+  }
+  require_finite(x0.tucker, x0.dtype, where, "x0.tucker_cores", true);
+  require_finite(x0.tt, x0.dtype, where, "x0.tt_cores", true);
+  std::size_t const w = problem.n_probes(), k = problem.order();
+  std::size_t sum_n = 0;
+  for (std::size_t e : n_big) sum_n += e;
+  constexpr std::uint64_t model_copies = 6;  // iterate, trial, gradient and search directions, as `t3k fit` counts
+  Bytes bytes = sum_bytes(times(t3_bytes(n_big, n, r, x0.dtype), model_copies),
+                          times(array_bytes({w, k + 1, sum_n}, x0.dtype), 3));  // residuals, J v, spare residual
+  try {
+    auto const model = dispatch(x0.dtype, [&](auto zero) {
+      using Scalar = decltype(zero);
+      auto const sh = t3k::impl::frame_shapes_of_t3(where, n_big, n, r);
+      constexpr std::size_t block = t3k::reduction_block_size_for<ExecutionSpace>();
+      auto const c = t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(chunk, sh, k, w, 1);
+      return t3k::impl::transpose_memory_model_elements<Scalar>(sh, k, 1, true, block)
+          .allocated_bytes(w, t3k::impl::rows_per_chunk(c, w, block));
+    });
+    bytes = sum_bytes(bytes, Bytes(model));
+  } catch (t3k::InvalidArgument const&) {
+    bytes = std::nullopt;
+  }
+  require_memory(bytes, where,
+                 "a fit of x0's ranks on W = " + std::to_string(w) + " probes (problem) at order " + std::to_string(k));
+}
+
 nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
              nb::handle chunk_size, nb::handle callback, nb::dict options) {
   std::string const where = "t3k.fit";
@@ -209,6 +267,7 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
     fail(where + ": callback must be None or callable, got " + describe(callback));
   }
   auto const chunk = chunk_size_arg(chunk_size, where);
+  check_fit_start(where, problem, x0, chunk);
   auto const choice = t3k::fit::default_options(optimizer);
   if (!choice) {
     std::string names;
@@ -220,6 +279,14 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
         using Options = std::decay_t<decltype(defaults)>;
         Options o = parse_options<Options>(where, optimizer, options);
         parse_fit_extras(where, options, problem, x0, o.common);
+        if constexpr (std::is_same_v<Options, t3k::McSgdOptions> || std::is_same_v<Options, t3k::AdamOptions>) {
+          // A batch_size given larger than W is refused, as `t3k fit` refuses it; the default (mc_sgd's 64) takes
+          // all W probes of a smaller problem.
+          if (options.contains("batch_size") && o.batch_size > problem.n_probes()) {
+            fail(where + ": batch_size must be at most the number of probes W = " + std::to_string(problem.n_probes()) +
+                 ", got " + std::to_string(o.batch_size));
+          }
+        }
         o.common.chunk_size = chunk;
         return dispatch(x0.dtype, [&](auto zero) { return run_fit<decltype(zero)>(problem, x0, o, callback); });
       },

@@ -8,6 +8,8 @@
 #include "t3k/algorithms/probe_derivatives.hpp"
 
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,9 @@ nb::list probe_derivatives(PyTuckerTensorTrain const& x, nb::handle ww, nb::hand
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
+    Bytes bytes = 0;
+    for (std::size_t n : shapes) bytes = sum_bytes(bytes, array_bytes({w, k + 1, n}, x.dtype));
+    require_memory(bytes, where, "the jets of W = " + std::to_string(w) + " probes (ww) at order " + std::to_string(k));
     t3k::ProbeJets<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{w, k + 1, shapes[i]};
@@ -45,6 +50,9 @@ nb::list probes(PyTuckerTensorTrain const& x, nb::handle ww) {
     auto const t3 = x.view<Scalar>();
     auto const shapes = t3.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
+    Bytes bytes = 0;
+    for (std::size_t n : shapes) bytes = sum_bytes(bytes, array_bytes({w, n}, x.dtype));
+    require_memory(bytes, where, "the probes of W = " + std::to_string(w) + " probe vectors (ww)");
     t3k::Probes<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(x.n_modes(), x.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{w, shapes[i]};
@@ -59,28 +67,56 @@ t3k::ScalarType scalar_type(Dtype dt) {
   return dt == Dtype::float32 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
 }
 
+/// Runs a query of the memory model. Its byte counts are checked, and laying out the workspace keeps a few vectors
+/// per residual stack on the host: a count past size_t, or an n_tangent whose bookkeeping alone would not fit,
+/// is refused naming the arguments instead of the C++ types' own messages.
+template <class F>
+std::size_t model_query(std::string const& where, std::size_t d, std::size_t order, std::size_t n_probes,
+                        std::size_t n_tangent, F&& f) {
+  std::string const sizes = "order = " + std::to_string(order) + ", n_probes = " + std::to_string(n_probes) +
+                            ", n_tangent = " + std::to_string(n_tangent);
+  constexpr std::uint64_t bookkeeping_per_stack = 4 * 64;  // four vectors of per-mode Views per stack entry
+  require_memory(times(times(Bytes(bookkeeping_per_stack), d + 1), n_tangent), where,
+                 "the memory model's layout for n_tangent = " + std::to_string(n_tangent));
+  try {
+    return f();
+  } catch (std::length_error const&) {
+  } catch (std::bad_alloc const&) {
+  } catch (t3k::InvalidArgument const& e) {
+    if (std::string(e.what()).find("overflows") == std::string::npos) throw;
+  }
+  fail(where + ": the byte counts for these shapes and " + sizes + " exceed 2^64");
+}
+
 std::size_t estimate_chunk_size(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks, nb::handle order,
                                 nb::handle n_probes, nb::handle n_tangent, nb::handle n_shards, nb::handle dtype,
                                 nb::handle block_rows) {
   std::string const where = "t3k.estimate_chunk_size";
-  return t3k::estimate_chunk_size(size_list_arg(shape, where, "shape"),
-                                  size_list_arg(tucker_ranks, where, "tucker_ranks"),
-                                  size_list_arg(tt_ranks, where, "tt_ranks"), size_arg(order, where, "order"),
-                                  size_arg(n_probes, where, "n_probes"), size_arg(n_tangent, where, "n_tangent"),
-                                  size_arg(n_shards, where, "n_shards", 1), scalar_type(dtype_arg(dtype, where)),
-                                  size_arg(block_rows, where, "block_rows", 1));
+  auto const big_n = size_list_arg(shape, where, "shape");
+  auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
+  auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
+  std::size_t const k = size_arg(order, where, "order"), w = size_arg(n_probes, where, "n_probes");
+  std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
+  auto const scalar = scalar_type(dtype_arg(dtype, where));
+  std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
+  return model_query(where, big_n.size(), k, w, nt,
+                     [&] { return t3k::estimate_chunk_size(big_n, n, r, k, w, nt, shards, scalar, block); });
 }
 
 std::size_t max_chunk_size_within(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks, nb::handle order,
                                   nb::handle n_probes, nb::handle target_bytes, nb::handle n_tangent,
                                   nb::handle n_shards, nb::handle dtype, nb::handle block_rows) {
   std::string const where = "t3k.max_chunk_size_within";
-  return t3k::max_chunk_size_within(
-      size_list_arg(shape, where, "shape"), size_list_arg(tucker_ranks, where, "tucker_ranks"),
-      size_list_arg(tt_ranks, where, "tt_ranks"), size_arg(order, where, "order"),
-      size_arg(n_probes, where, "n_probes"), size_arg(target_bytes, where, "target_bytes"),
-      size_arg(n_tangent, where, "n_tangent"), size_arg(n_shards, where, "n_shards", 1),
-      scalar_type(dtype_arg(dtype, where)), size_arg(block_rows, where, "block_rows", 1));
+  auto const big_n = size_list_arg(shape, where, "shape");
+  auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
+  auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
+  std::size_t const k = size_arg(order, where, "order"), w = size_arg(n_probes, where, "n_probes");
+  std::size_t const target = size_arg(target_bytes, where, "target_bytes");
+  std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
+  auto const scalar = scalar_type(dtype_arg(dtype, where));
+  std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
+  return model_query(where, big_n.size(), k, w, nt,
+                     [&] { return t3k::max_chunk_size_within(big_n, n, r, k, w, target, nt, shards, scalar, block); });
 }
 
 /// The address a call would read `obj` from (for tests of the no-copy path).

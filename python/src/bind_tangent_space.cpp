@@ -16,6 +16,43 @@
 namespace t3k_python {
 namespace {
 
+/// Bytes of `n` variations of a frame of shapes `sh`.
+Bytes variation_bytes(t3k::impl::FrameShapes const& sh, std::size_t n, Dtype dt) {
+  Bytes one = 0;
+  for (std::size_t i = 0; i < sh.d(); ++i) {
+    one = sum_bytes(
+        one, sum_bytes(array_bytes({sh.no[i], sh.big_n[i]}, dt), array_bytes({sh.rl[i], sh.nu[i], sh.rr[i + 1]}, dt)));
+  }
+  return times(one, n);
+}
+
+/// Refuses a J^T whose allocations (its memory model at the chunk it will run, whose per-probe rows hold the
+/// result when it is not summed) and the result's copy into the module's arrays exceed the memory available.
+template <class Scalar>
+void check_transpose_memory(std::string const& where, t3k::OrthogonalFrame<Scalar, Memory> const& f, std::size_t w,
+                            std::size_t order_plus_one, std::size_t nt, t3k::TransposeOptions const& options,
+                            Dtype dt) {
+  if (order_plus_one == 0) return;  // the library names this
+  auto const sh = t3k::impl::frame_shapes(f);
+  Bytes bytes;
+  try {
+    constexpr std::size_t block = t3k::reduction_block_size_for<ExecutionSpace>();
+    auto const chunk =
+        t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
+    auto const model =
+        t3k::impl::transpose_memory_model_elements<Scalar>(sh, order_plus_one - 1, nt, options.sum_over_probes, block);
+    bytes = model.allocated_bytes(w, t3k::impl::rows_per_chunk(chunk, w, block));
+  } catch (t3k::InvalidArgument const&) {
+    bytes = std::nullopt;  // a count past size_t
+  }
+  std::size_t const n_out =
+      options.sum_over_probes ? nt : (w > 0 && nt > ~std::size_t(0) / w ? ~std::size_t(0) : nt * w);
+  std::string const what = options.sum_over_probes ? "J^T of " + std::to_string(nt) + " residual stacks (residuals)"
+                                                   : "J^T with sum_over_probes=False (n_t * W = " + std::to_string(nt) +
+                                                         " * " + std::to_string(w) + " variations, residuals and ww)";
+  require_memory(sum_bytes(bytes, variation_bytes(sh, n_out, dt)), where, what);
+}
+
 PyOrthogonalFrame orthogonal_frame(PyTuckerTensorTrain const& x) {
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
@@ -48,7 +85,8 @@ PyOrthogonalFrame make_frame(nb::handle up_tucker, nb::handle left_tt, nb::handl
   if (!centre_tucker.is_none()) {
     f.centre = as_array_list(centre_tucker, f.dtype, 2, where, "centre_tucker", "(nO_i x nU_i)");
   }
-  dispatch(f.dtype, [&](auto zero) { (void)f.view<decltype(zero)>(); });
+  check_together("up_tucker, left_tt, right_tt, outer_tt and centre_tucker",
+                 [&] { dispatch(f.dtype, [&](auto zero) { (void)f.view<decltype(zero)>(); }); });
   return f;
 }
 
@@ -60,7 +98,7 @@ PyT3Variation make_variation(nb::handle tucker, nb::handle tt, nb::handle dtype)
   v.tt = as_array_list(tt, v.dtype, 4, where, "tt", "(n_stack x rL_i x nU_i x rR_{i+1})");
   if (v.tucker.size() != v.tt.size() || v.tt.empty()) {
     fail(where + ": got " + std::to_string(v.tucker.size()) + " Tucker and " + std::to_string(v.tt.size()) +
-         " TT blocks; both must number d >= 1");
+         " TT blocks; both must number d >= 1 (arguments tucker and tt)");
   }
   std::size_t const n = v.tt[0].shape(0);
   for (std::size_t i = 0; i < v.tt.size(); ++i) {
@@ -74,9 +112,13 @@ PyT3Variation make_variation(nb::handle tucker, nb::handle tt, nb::handle dtype)
 }
 
 PyT3Variation zero_variation(PyOrthogonalFrame const& frame, nb::handle n_stack) {
-  std::size_t const n = size_arg(n_stack, "t3k.T3Variation.zeros", "n_stack");
+  std::string const where = "t3k.T3Variation.zeros";
+  std::size_t const n = size_arg(n_stack, where, "n_stack");
   return dispatch(frame.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
+    // The library's variations and their copy.
+    require_memory(times(variation_bytes(t3k::impl::frame_shapes(frame.view<Scalar>()), n, frame.dtype), 2), where,
+                   "a stack of n_stack = " + std::to_string(n) + " variations");
     t3k::T3Variation<Scalar, Memory> v;
     run_kernels([&] { v = t3k::zero_variation<Scalar>(ExecutionSpace(), frame.view<Scalar>(), n); });
     return variation_from_library(v, frame.dtype);
@@ -99,6 +141,11 @@ nb::list tangent_probe_derivatives(PyOrthogonalFrame const& frame, PyT3Variation
     auto const variation = v.view<Scalar>();
     auto const shapes = f.mode_shapes();
     std::size_t const w = w_arrays.empty() ? 0 : w_arrays[0].shape(0);
+    Bytes bytes = 0;
+    for (std::size_t n : shapes) bytes = sum_bytes(bytes, array_bytes({variation.n_stack(), w, k + 1, n}, frame.dtype));
+    require_memory(bytes, where,
+                   "the jets of n_stack = " + std::to_string(variation.n_stack()) +
+                       " variations (v) at W = " + std::to_string(w) + " probes (ww) and order " + std::to_string(k));
     t3k::TangentProbeJets<Scalar, Memory> z;
     nb::list const out = new_arrays_per_mode(frame.n_modes(), frame.dtype, z, [&](std::size_t i) {
       return std::vector<std::size_t>{variation.n_stack(), w, k + 1, shapes[i]};
@@ -124,6 +171,12 @@ PyT3Variation transpose_with(PyOrthogonalFrame const& frame, std::vector<Array> 
     }
   }
   auto const f = frame.view<Scalar>();
+  if (!residuals.empty() && !w_arrays.empty()) {
+    bool const stacked = residuals[0].ndim() == 4;
+    check_transpose_memory<Scalar>("t3k.probe_derivatives_transpose", f, w_arrays[0].shape(0),
+                                   residuals[0].shape(stacked ? 2 : 1), stacked ? residuals[0].shape(0) : 1, options,
+                                   frame.dtype);
+  }
   auto const wv = probe_views<Scalar>(w_arrays);
   auto const pv = probe_views<Scalar>(p_arrays);
   t3k::T3Variation<Scalar, Memory> out;

@@ -25,6 +25,8 @@ PyTuckerTensorTrain random_t3(nb::handle shape, nb::handle tucker_ranks, nb::han
   auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
   std::size_t const s = size_arg(seed, where, "seed");
   Dtype const dt = dtype_arg(dtype, where);
+  // The library's cores and their copy into the module's arrays.
+  require_memory(times(t3_bytes(big_n, n, r, dt), 2), where, "a T3 of this shape, tucker_ranks and tt_ranks");
   return dispatch(dt, [&](auto zero) {
     using Scalar = decltype(zero);
     t3k::TuckerTensorTrain<Scalar, Memory> x;
@@ -37,6 +39,8 @@ nb::object to_dense(PyTuckerTensorTrain const& x) {
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const t3 = x.view<Scalar>();
+    require_memory(times(array_bytes(t3.mode_shapes(), x.dtype), 2), "t3k.TuckerTensorTrain.to_dense",
+                   "the dense tensor of shape " + t3k::impl::shape_string(t3.mode_shapes()));
     Kokkos::View<Scalar*, Memory> flat;
     run_kernels([&] { flat = t3k::to_dense(ExecutionSpace(), t3); });
     return array_copy(flat, x.dtype, t3.mode_shapes());

@@ -23,13 +23,6 @@ namespace t3k_python {
 using t3k::fit::KeyKind;
 using t3k::fit::KeyValue;
 
-inline std::string number_text(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g", v);
-  return buffer;
-}
-
 /// The values a key allows, as help(t3k.fit) and the error messages state them.
 template <class Options>
 std::string range_text(t3k::fit::OptionKey<Options> const& k) {

@@ -40,7 +40,8 @@ inline PyTuckerTensorTrain make_t3(nb::handle tucker_cores, nb::handle tt_cores,
   x.dtype = inferred_dtype(dtype, tucker_cores, where);
   x.tucker = as_array_list(tucker_cores, x.dtype, 2, where, "tucker_cores", "(n_i x N_i)");
   x.tt = as_array_list(tt_cores, x.dtype, 3, where, "tt_cores", "(r_i x n_i x r_{i+1})");
-  dispatch(x.dtype, [&](auto zero) { (void)x.view<decltype(zero)>(); });
+  check_together("tucker_cores and tt_cores",
+                 [&] { dispatch(x.dtype, [&](auto zero) { (void)x.view<decltype(zero)>(); }); });
   return x;
 }
 
@@ -167,6 +168,11 @@ inline PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle ta
   }
   auto const shapes = p.mode_sizes();
   dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
+  // As `t3k fit` checks its data: a NaN or a negative weight makes a loss that the optimizers would drive anywhere.
+  require_finite(p.ww, p.dtype, where, "ww", true);
+  require_finite(p.pp, p.dtype, where, "pp", true);
+  require_finite(p.targets, p.dtype, where, "targets", true);
+  require_finite(p.weights, p.dtype, where, "weights", false, true);
   if (validation) {
     auto const theirs = validation->mode_sizes();
     if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {

@@ -156,11 +156,28 @@ def to_t3toolbox(x: TuckerTensorTrain) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]
     return tuple(u.copy() for u in x.tucker_cores), tuple(g.copy() for g in x.tt_cores)
 
 
-def _toolbox_tuple(x: Any, size: int, where: str, what: str) -> Tuple[Any, ...]:
+def _toolbox_tuple(x: Any, size: int, where: str, what: str, names: Sequence[str]) -> Tuple[Any, ...]:
     cores = getattr(x, "data", x)
     if not isinstance(cores, (tuple, list)) or len(cores) != size:
         raise ValueError(f"t3k.{where}: {what}, or an object holding it as .data, got {type(x).__name__}")
+    argument = where.split("_from_")[0] if where.startswith("frame") else "variation"
+    argument = "base" if argument == "frame" else argument
+    for k, (part, name) in enumerate(zip(cores, names)):
+        # A str is a sequence too, but never one of arrays.
+        if isinstance(part, (str, bytes)) or not hasattr(part, "__len__") or not hasattr(part, "__getitem__"):
+            raise ValueError(
+                f"t3k.{where}: {argument}[{k}] ({name}) must be a sequence of arrays, one per mode, got "
+                f"{type(part).__name__}"
+            )
     return tuple(cores)
+
+
+def _renamed(error: ValueError, where: str, argument: str, names: Sequence[str], into: str) -> ValueError:
+    """The constructor's ValueError with its own argument names replaced by the toolbox's: `argument[k]`."""
+    text = str(error).replace(f"t3k.{into}:", f"t3k.{where}:")
+    for k, name in enumerate(names):
+        text = text.replace(f" {name}[", f" {argument}[{k}] ({name})[").replace(f" {name} ", f" {argument}[{k}] ({name}) ")
+    return ValueError(text)
 
 
 def frame_from_t3toolbox(base: Any, dtype: Any = None) -> OrthogonalFrame:
@@ -168,11 +185,15 @@ def frame_from_t3toolbox(base: Any, dtype: Any = None) -> OrthogonalFrame:
     (up_tucker_cores, left_tt_cores, right_tt_cores, outer_tt_cores) of sequences of arrays, (nU_i, N_i),
     (rL_i, nU_i, rL_{i+1}), (rR_i, nU_i, rR_{i+1}) and (rL_i, nO_i, rR_{i+1}) -- T3K's frame layout -- or an object
     holding it as `data`. Held without a copy where the layout allows; dtype as OrthogonalFrame's."""
+    names = ("up_tucker", "left_tt", "right_tt", "outer_tt")
     up, left, right, outer = _toolbox_tuple(
         base, 4, "frame_from_t3toolbox", "base must be the 4-tuple (up_tucker_cores, left_tt_cores, right_tt_cores, "
-        "outer_tt_cores)"
+        "outer_tt_cores)", names
     )
-    return OrthogonalFrame(list(up), list(left), list(right), list(outer), dtype=dtype)
+    try:
+        return OrthogonalFrame(list(up), list(left), list(right), list(outer), dtype=dtype)
+    except ValueError as error:
+        raise _renamed(error, "frame_from_t3toolbox", "base", names, "OrthogonalFrame") from None
 
 
 def variation_from_t3toolbox(variation: Any, dtype: Any = None) -> T3Variation:
@@ -180,15 +201,20 @@ def variation_from_t3toolbox(variation: Any, dtype: Any = None) -> T3Variation:
     H_i (rL_i, nU_i, rR_{i+1}), or stacked with one leading axis (n, ...) as the toolbox stacks them; or an object
     holding the pair as `data`. T3K's variations carry that stack axis always: unstacked cores get one of length 1
     (a view, no copy)."""
+    names = ("tucker", "tt")
     tucker, tt = _toolbox_tuple(
-        variation, 2, "variation_from_t3toolbox", "variation must be the pair (tucker_variations, tt_variations)"
+        variation, 2, "variation_from_t3toolbox", "variation must be the pair (tucker_variations, tt_variations)",
+        names,
     )
     if len(tucker) > 0 and len(getattr(tucker[0], "shape", ())) == 2:
         import numpy as np
 
         tucker = [np.asarray(v)[None] for v in tucker]
         tt = [np.asarray(h)[None] for h in tt]
-    return T3Variation(list(tucker), list(tt), dtype=dtype)
+    try:
+        return T3Variation(list(tucker), list(tt), dtype=dtype)
+    except ValueError as error:
+        raise _renamed(error, "variation_from_t3toolbox", "variation", names, "T3Variation") from None
 
 
 def frame_to_t3toolbox(frame: OrthogonalFrame) -> Tuple[Tuple[Any, ...], ...]:

@@ -57,6 +57,12 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (session.stop_requested()) break;
+    // A NaN or infinite loss can come with a gradient norm of 0; that is no convergence.
+    if (!std::isfinite(point.eval.loss) || !std::isfinite(gnorm)) {
+      result.converged = false;
+      result.reason = "non-finite loss";
+      break;
+    }
     if (gnorm == 0) {
       result.converged = true;
       result.reason = "zero gradient";
