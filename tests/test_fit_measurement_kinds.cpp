@@ -9,11 +9,13 @@
 #include "t3k/algorithms/apply_derivatives.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/retraction.hpp"
+#include "t3k/algorithms/t3_from_dense.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/optimizers/newton_cg.hpp"
 #include "t3k/optimizers/planted_problem.hpp"
 
 #include <cmath>
+#include <set>
 
 namespace {
 
@@ -125,13 +127,32 @@ void gradient_matches_finite_differences_and_products_are_chunk_invariant() {
   }
 }
 
-/// Relative error of `fit` against `truth` on `n` entries drawn apart from the fit's (held out).
-template <class T3>
-double held_out_entry_error(T3 const& fit, T3 const& truth, std::size_t n, std::uint64_t seed) {
+/// Relative error of `fit` against `truth` on `n` entries that the problem's samples do not hold (held out), drawn
+/// uniformly by `seed`.
+template <class T3, class Problem>
+double held_out_entry_error(T3 const& fit, T3 const& truth, Problem const& problem, std::size_t n, std::uint64_t seed) {
   Default space;
-  auto probe = t3k::make_planted_problem(space, truth, t3k::MeasurementKind::entries, n, 0, 0.0, seed);
-  auto a = flat(t3k::entries(space, fit, probe.indices));
-  auto b = flat(probe.targets[0]);
+  auto const shapes = truth.mode_shapes();
+  auto train = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, problem.indices);
+  std::set<std::vector<int>> seen;
+  for (std::size_t s = 0; s < train.extent(0); ++s) {
+    std::vector<int> idx(shapes.size());
+    for (std::size_t i = 0; i < shapes.size(); ++i) idx[i] = train(s, i);
+    seen.insert(idx);
+  }
+  t3k::EntryIndices<Default::memory_space> held("held_out", n, shapes.size());
+  auto h = Kokkos::create_mirror_view(held);
+  t3k::impl::HostNormalGenerator gen(seed);
+  for (std::size_t s = 0; s < n;) {
+    std::vector<int> idx(shapes.size());
+    for (std::size_t i = 0; i < shapes.size(); ++i) idx[i] = int(gen.next() % shapes[i]);
+    if (seen.count(idx)) continue;
+    for (std::size_t i = 0; i < shapes.size(); ++i) h(s, i) = idx[i];
+    ++s;
+  }
+  Kokkos::deep_copy(held, h);
+  auto a = flat(t3k::entries(space, fit, held));
+  auto b = flat(t3k::entries(space, truth, held));
   double num = 0, den = 0;
   for (std::size_t s = 0; s < n; ++s) {
     num += (a[s] - b[s]) * (a[s] - b[s]);
@@ -140,30 +161,57 @@ double held_out_entry_error(T3 const& fit, T3 const& truth, std::size_t n, std::
   return std::sqrt(num / den);
 }
 
+/// The spectral start of a completion problem: the T3 (at the given ranks) of the zero-filled tensor of its entries
+/// rescaled by (entries of the tensor) / W, an unbiased estimate of the whole tensor.
+template <class Problem>
+auto spectral_start(Problem const& problem, std::vector<std::size_t> const& shapes, long long tucker, long long tt) {
+  std::size_t total = 1;
+  for (auto n : shapes) total *= n;
+  Kokkos::View<double*, Kokkos::HostSpace> dense("dense", total);
+  auto idx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, problem.indices);
+  auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, problem.targets[0]);
+  std::size_t const w = idx.extent(0);
+  for (std::size_t s = 0; s < w; ++s) {
+    std::size_t e = 0;
+    for (std::size_t i = 0; i < shapes.size(); ++i) e = e * shapes[i] + std::size_t(idx(s, i));
+    dense(e) += y(s, 0, 0) * double(total) / double(w);
+  }
+  t3k::T3SvdOptions o;
+  o.max_tucker_ranks.assign(shapes.size(), tucker);
+  o.max_tt_ranks.assign(shapes.size() + 1, tt);
+  return t3k::t3_from_dense(Default(), dense, shapes, o).t3;
+}
+
 // Tensor completion: a 40^4 T3 of Tucker ranks 4 and TT ranks (1, 4, 4, 4, 1) recovered by newton_cg from 1% of its
-// entries (25,600, drawn without repeats) to 1e-8 on 10,000 other entries, at the planted ranks from a random start
-// and by rank continuation from ranks 1.
+// entries (25,600, drawn without repeats) to 1e-8 on 10,000 other entries, at the planted ranks from the spectral
+// start and by rank continuation from ranks 1 (a random start at the planted ranks stalls in a poor local minimum:
+// completion needs one of the two). Builds with assertions (the Debug and sanitizer legs) fit a 12^4 tensor of
+// ranks 3 from 8% of its entries instead.
 void tensor_completion_recovers_the_planted_tensor() {
   Default space;
-  std::vector<std::size_t> const shapes{40, 40, 40, 40};
-  auto truth = t3k::random_t3<double>(space, shapes, {4, 4, 4, 4}, {1, 4, 4, 4, 1}, 31);
-  auto problem = t3k::make_planted_problem(space, truth, t3k::MeasurementKind::entries, 25600, 0, 0.0, 32);
+#ifdef NDEBUG
+  std::size_t const big_n = 40, rank = 4, w = 25600;
+#else
+  std::size_t const big_n = 12, rank = 3, w = 1650;
+#endif
+  std::vector<std::size_t> const shapes(4, big_n), tucker(4, rank), tt{1, rank, rank, rank, 1};
+  auto truth = t3k::random_t3<double>(space, shapes, tucker, tt, 31);
+  auto problem = t3k::make_planted_problem(space, truth, t3k::MeasurementKind::entries, w, 0, 0.0, 32);
   t3k::NewtonCgOptions o;
   o.common.max_iterations = 60;
   o.common.tol_relative_residual = 1e-12;
   o.cg_max_iterations = 100;
-  auto x0 = t3k::random_t3<double>(space, shapes, {4, 4, 4, 4}, {1, 4, 4, 4, 1}, 33);
-  auto fixed = t3k::newton_cg(space, problem, x0, o);
-  EXPECT_LT(held_out_entry_error(fixed.x, truth, 10000, 34), 1e-8) << fixed.reason;
+  auto fixed = t3k::newton_cg(space, problem, spectral_start(problem, shapes, rank, rank), o);
+  EXPECT_LT(held_out_entry_error(fixed.x, truth, problem, 10000, 34), 1e-8) << fixed.reason;
 
   auto x1 = t3k::random_t3<double>(space, shapes, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 35);
   o.common.max_iterations = 200;
-  o.common.continuation.max_tucker_ranks = {40, 40, 40, 40};
-  o.common.continuation.max_tt_ranks = {1, 40, 1600, 40, 1};
+  o.common.continuation.max_tucker_ranks.assign(4, big_n);
+  o.common.continuation.max_tt_ranks = {1, big_n, big_n * big_n, big_n, 1};
   auto grown = t3k::newton_cg(space, problem, x1, o);
   EXPECT_EQ(grown.x.tucker_ranks(), truth.tucker_ranks()) << grown.reason;
   EXPECT_EQ(grown.x.tt_ranks(), truth.tt_ranks()) << grown.reason;
-  EXPECT_LT(held_out_entry_error(grown.x, truth, 10000, 34), 1e-8) << grown.reason;
+  EXPECT_LT(held_out_entry_error(grown.x, truth, problem, 10000, 34), 1e-8) << grown.reason;
 }
 
 // Applies of order 0, and applies with jets of order 2 weighted (1, 0.1, 0.01) with 3% noise on the top order: the

@@ -8,6 +8,7 @@
 
 #include "reference.hpp"
 #include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/t3_from_dense.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/to_dense.hpp"
@@ -375,6 +376,38 @@ void uniform_form_gives_identical_results() {
   }
 }
 
+// t3_from_dense of a dense T3 without caps reproduces it to rounding; of a T3 of ranks r plus noise, capped at r, it
+// is within sqrt(2d - 1) times the noise of the dense tensor (the best approximation of those ranks is at most the
+// noise away); a dense array of the wrong size is refused.
+template <class C>
+void t3_from_dense_is_exact_and_quasi_optimal() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::vector<std::size_t> const shapes{5, 4, 6, 3};
+  auto x = t3k::random_t3<S>(space, shapes, {3, 2, 3, 2}, {1, 2, 3, 2, 1}, 61);
+  auto dense = t3k::to_dense(space, x);
+  auto exact = t3k::t3_from_dense(space, dense, shapes).t3;
+  EXPECT_LT(relative_dense_error(exact, x), 1000 * std::numeric_limits<S>::epsilon());
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, dense);
+  t3k::impl::HostNormalGenerator gen(62);
+  double noise2 = 0, norm2 = 0;
+  for (std::size_t e = 0; e < h.extent(0); ++e) {
+    norm2 += double(h(e)) * double(h(e));
+    double const n = 1e-3 * gen.normal();
+    noise2 += n * n;
+    h(e) += S(n);
+  }
+  Kokkos::deep_copy(dense, h);
+  t3k::T3SvdOptions o;
+  o.max_tucker_ranks = {3, 2, 3, 2};
+  o.max_tt_ranks = {1, 2, 3, 2, 1};
+  auto capped = t3k::t3_from_dense(space, dense, shapes, o).t3;
+  EXPECT_EQ(capped.tucker_ranks(), x.tucker_ranks());
+  EXPECT_EQ(capped.tt_ranks(), x.tt_ranks());
+  EXPECT_LT(relative_dense_error(capped, x), std::sqrt(7.0) * std::sqrt(noise2 / norm2) + 1e-5);
+  EXPECT_THROW(t3k::t3_from_dense(space, dense, {5, 4, 6}), t3k::DimensionMismatch);
+}
+
 template <class C>
 class T3SvdTest : public ::testing::Test {};
 TYPED_TEST_SUITE(T3SvdTest, TestConfigs);
@@ -389,6 +422,7 @@ TYPED_TEST(T3SvdTest, WithoutTruncationIsExactAndSingularValuesCarryTheNorm) {
 TYPED_TEST(T3SvdTest, RtolKeepsSingularValuesAboveTheThreshold) {
   rtol_keeps_singular_values_above_the_threshold<TypeParam>();
 }
+TYPED_TEST(T3SvdTest, FromDenseIsExactAndQuasiOptimal) { t3_from_dense_is_exact_and_quasi_optimal<TypeParam>(); }
 TYPED_TEST(T3SvdTest, BadOptionsThrowClearErrors) { bad_options_throw_clear_errors<TypeParam>(); }
 TYPED_TEST(T3SvdTest, UniformFormGivesIdenticalResults) { uniform_form_gives_identical_results<TypeParam>(); }
 
