@@ -3,6 +3,7 @@
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_mode_derivatives.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/impl/host_random.hpp"
@@ -368,6 +369,37 @@ void strided_probes_match_contiguous() {
   }
 }
 
+// The probe jets of one chosen mode equal that mode of probe_derivatives (every mode, every order K = 0..d+1, the
+// shapes of t3_cases), whatever the chunk; a mode >= d is refused.
+template <class C>
+void mode_probes_equal_that_mode_of_all_probes() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::size_t const w = 70;  // more than one host block
+  for (auto const& tc : t3_cases()) {
+    auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 3);
+    auto ww = random_probe_stack<C>(tc.big_n, w, 10);
+    auto pp = random_probe_stack<C>(tc.big_n, w, 20);
+    std::size_t const d = tc.big_n.size();
+    for (std::size_t order = 0; order <= d + 1; ++order) {
+      auto all = t3k::probe_derivatives(space, x, ww, pp, order);
+      for (std::size_t mode = 0; mode < d; ++mode) {
+        auto one = Kokkos::create_mirror_view_and_copy(
+            Kokkos::HostSpace{}, t3k::probe_mode_derivatives(space, x, ww, pp, order, mode, t3k::ChunkSize::of(64)));
+        auto ref = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, all[mode]);
+        ASSERT_EQ(one.extent(2), ref.extent(2));
+        double scale = 1;
+        for (std::size_t e = 0; e < ref.span(); ++e) scale = std::max(scale, std::abs(double(ref.data()[e])));
+        for (std::size_t e = 0; e < ref.span(); ++e) {
+          EXPECT_NEAR(double(one.data()[e]), double(ref.data()[e]), eps_times<S>(64) * scale)
+              << "mode " << mode << " order " << order << " d " << d << " entry " << e;
+        }
+      }
+    }
+    EXPECT_THROW(t3k::probe_mode_derivatives(space, x, ww, pp, 1, d), t3k::InvalidArgument);
+  }
+}
+
 template <class C>
 class ProbeDerivativesTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs);
@@ -376,6 +408,9 @@ TYPED_TEST(ProbeDerivativesTest, JetsMatchSubsetExpansion) { jets_match_subset_e
 TYPED_TEST(ProbeDerivativesTest, ProbesMatchDenseContraction) { probes_match_dense_contraction<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, JetsOverSeveralBlocksMatchSubsetExpansion) {
   jets_over_several_blocks_match_subset_expansion<TypeParam>();
+}
+TYPED_TEST(ProbeDerivativesTest, ModeProbesEqualThatModeOfAllProbes) {
+  mode_probes_equal_that_mode_of_all_probes<TypeParam>();
 }
 TYPED_TEST(ProbeDerivativesTest, JetsAreTaylorCoefficients) { jets_are_taylor_coefficients<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, SymmetricProbesBroadcast) { symmetric_probes_broadcast<TypeParam>(); }
