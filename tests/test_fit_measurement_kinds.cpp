@@ -76,6 +76,11 @@ void loss_with_weights_matches_host_reference() {
     }
     EXPECT_NEAR(eval.loss, loss, eps_times<S>(256) * loss) << t3k::to_string(kind);
     EXPECT_NEAR(t3k::zero_model_loss(space, problem), zero, eps_times<S>(256) * zero) << t3k::to_string(kind);
+    auto const sc = t3k::score(space, problem, x);
+    EXPECT_EQ(sc.loss, eval.loss);
+    EXPECT_NEAR(sc.relative_residual, std::sqrt(loss / zero), eps_times<S>(256)) << t3k::to_string(kind);
+    EXPECT_THROW(t3k::score(space, problem, t3k::random_t3<S>(space, {5, 4}, {2, 2}, {1, 2, 1}, 5)),
+                 t3k::DimensionMismatch);
   }
 }
 

@@ -28,6 +28,8 @@
 #include "t3k/core/t3_variation.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -341,6 +343,26 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
   out.loss = 0.5 * problem.comm.allreduce_sum(total);
   out.residual = std::move(z);
   return out;
+}
+
+/// How well a model fits a problem (for instance a test set it was not fitted to).
+struct Score {
+  double loss = 0;               ///< 0.5 sum_s c_s sum_k omega_k^2 ||z_s^(k) - y_s^(k)||^2
+  double zero_loss = 0;          ///< the loss of X = 0
+  double relative_residual = 0;  ///< sqrt(loss / zero_loss) (sqrt(loss) when zero_loss is 0), as the optimizers report
+};
+
+/// The loss, the loss of X = 0 and the relative residual of `x` on `problem`, of any kind, without running an
+/// optimizer. Summed over ranks for a sharded problem (collective). **Blocking:** yes. **Throws:** as check_problem.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+Score score(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
+            TuckerTensorTrain<Scalar, MemorySpace> const& x) {
+  impl::check_problem("t3k::score", problem, x.mode_shapes());
+  Score s;
+  s.loss = evaluate_loss(space, problem, x).loss;
+  s.zero_loss = zero_model_loss(space, problem);
+  s.relative_residual = s.zero_loss > 0 ? std::sqrt(std::max(s.loss, 0.0) / s.zero_loss) : std::sqrt(std::max(s.loss, 0.0));
+  return s;
 }
 
 /// The full loss at x for the minibatch optimizers (mc_sgd, adam), which evaluate it every few steps. With `keep`,
