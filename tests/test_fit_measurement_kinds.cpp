@@ -2,6 +2,7 @@
 // against a host reference, the Riemannian gradient against finite differences along the retraction, chunked
 // Gauss-Newton products bit for bit, and planted fits: tensor completion from 1% of a 40^4 tensor's entries (fixed
 // ranks and rank continuation from ranks 1), applies, and mixed-order apply jets with per-order weights.
+#include "frame_reference.hpp"
 #include "random_views.hpp"
 #include "reference.hpp"
 #include "test_devices.hpp"
@@ -21,14 +22,6 @@ namespace {
 
 using namespace t3k_test;
 using Default = Kokkos::DefaultExecutionSpace;
-
-template <class View>
-std::vector<double> flat(View const& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
-  std::vector<double> out(h.span());
-  for (std::size_t e = 0; e < h.span(); ++e) out[e] = double(h.data()[e]);
-  return out;
-}
 
 template <class Space, class Scalar, class Mem>
 void set_weights(Space const& space, t3k::FittingProblem<Scalar, Mem>& p, std::vector<double> const& order_weights,
@@ -58,12 +51,12 @@ void loss_with_weights_matches_host_reference() {
     auto problem = t3k::make_planted_problem(space, truth, kind, 40, 2, 0.0, 3);
     set_weights(space, problem, {1.0, 0.5, 0.25}, 4);
     auto eval = t3k::evaluate_loss(space, problem, x);
-    auto a = flat(kind == t3k::MeasurementKind::entries
+    auto a = flat_host(kind == t3k::MeasurementKind::entries
                       ? t3k::entry_derivatives(space, x, problem.indices, problem.pp, 2)
                       : t3k::apply_derivatives(space, x, problem.ww, problem.pp, 2));
-    auto y = flat(problem.targets[0]);
-    auto c = flat(problem.weights);
-    auto r = flat(eval.residual[0]);
+    auto y = flat_host(problem.targets[0]);
+    auto c = flat_host(problem.weights);
+    auto r = flat_host(eval.residual[0]);
     double const omega[] = {1.0, 0.5, 0.25};
     double loss = 0, zero = 0;
     for (std::size_t s = 0; s < 40; ++s) {
@@ -118,13 +111,13 @@ void gradient_matches_finite_differences_and_products_are_chunk_invariant() {
         EXPECT_GT(e1 / e2, 30.0) << what << ": central differences must converge at second order";
       }
       auto chunked = t3k::riemannian_gradient(space, problem, frame, eval, t3k::ChunkSize::of(block_of<C>()));
-      EXPECT_EQ(flat(chunked.tt[1]), flat(g.tt[1])) << what;
-      EXPECT_EQ(flat(chunked.tucker[2]), flat(g.tucker[2])) << what;
+      EXPECT_EQ(flat_host(chunked.tt[1]), flat_host(g.tt[1])) << what;
+      EXPECT_EQ(flat_host(chunked.tucker[2]), flat_host(g.tucker[2])) << what;
       auto gn = t3k::gauss_newton_product(space, problem, frame, v, t3k::ChunkSize::none());
       auto gn_chunked = t3k::gauss_newton_product(space, problem, frame, v, t3k::ChunkSize::of(2 * block_of<C>()));
       for (std::size_t i = 0; i < shapes.size(); ++i) {
-        EXPECT_EQ(flat(gn_chunked.tt[i]), flat(gn.tt[i])) << what;
-        EXPECT_EQ(flat(gn_chunked.tucker[i]), flat(gn.tucker[i])) << what;
+        EXPECT_EQ(flat_host(gn_chunked.tt[i]), flat_host(gn.tt[i])) << what;
+        EXPECT_EQ(flat_host(gn_chunked.tucker[i]), flat_host(gn.tucker[i])) << what;
       }
       // <v, GN v> = sum_s c_s sum_k omega_k^2 (J v)_s^(k)^2 >= 0: the product is the weighted normal operator.
       EXPECT_GT(double(t3k::variation_dot(space, gn, v)), 0.0) << what;
@@ -156,8 +149,8 @@ double held_out_entry_error(T3 const& fit, T3 const& truth, Problem const& probl
     ++s;
   }
   Kokkos::deep_copy(held, h);
-  auto a = flat(t3k::entries(space, fit, held));
-  auto b = flat(t3k::entries(space, truth, held));
+  auto a = flat_host(t3k::entries(space, fit, held));
+  auto b = flat_host(t3k::entries(space, truth, held));
   double num = 0, den = 0;
   for (std::size_t s = 0; s < n; ++s) {
     num += (a[s] - b[s]) * (a[s] - b[s]);

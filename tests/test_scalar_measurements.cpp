@@ -186,10 +186,14 @@ std::vector<double> flat_variation(V const& v, std::size_t t) {
 template <class V>
 std::vector<double> summed_per_sample(V const& v, std::size_t t, std::size_t w) {
   std::vector<double> total;
-  for (std::size_t s = 0; s < w; ++s) {
-    auto part = flat_variation(v, t * w + s);
-    if (total.empty()) total.assign(part.size(), 0.0);
-    for (std::size_t e = 0; e < part.size(); ++e) total[e] += part[e];
+  for (std::size_t i = 0; i < v.n_modes(); ++i) {
+    for (auto const& core : {flat_host(v.tucker[i]), flat_host(v.tt[i])}) {
+      std::size_t const size = core.size() / v.n_stack();
+      std::vector<double> sum(size, 0.0);
+      for (std::size_t s = 0; s < w; ++s)
+        for (std::size_t e = 0; e < size; ++e) sum[e] += core[(t * w + s) * size + e];
+      total.insert(total.end(), sum.begin(), sum.end());
+    }
   }
   return total;
 }

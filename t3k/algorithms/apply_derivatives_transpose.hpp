@@ -213,19 +213,8 @@ T3Variation<Scalar, MemorySpace> scalar_derivatives_transpose(ExecutionSpace con
   auto const sh = frame_shapes(frame);
   ChunkSize const chunk =
       resolve_chunk_size<ExecutionSpace, Scalar>(samples.kind, options.chunk_size, sh, order, w, nt);
-  T3Variation<Scalar, MemorySpace> out;
-  std::size_t const n_stack = summed ? nt : nt * w;
-  for (std::size_t i = 0; i < sh.d(); ++i) {
-    out.tucker.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tucker_" + std::to_string(i)),
-                            n_stack, sh.no[i], sh.big_n[i]);
-    out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tt_" + std::to_string(i)),
-                        n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
-    // Summed results accumulate and start at zero (so does every entry's per-sample Tucker row the scatter skips).
-    if (summed || w == 0) {
-      Kokkos::deep_copy(space, out.tucker[i], Scalar(0));
-      Kokkos::deep_copy(space, out.tt[i], Scalar(0));
-    }
-  }
+  // Per-sample Tucker rows of entries without jets are written whole too (ScalarTuckerPerSample).
+  auto out = transpose_result<Scalar, MemorySpace>(space, where, sh, nt, w, summed);
   if (w > 0 && nt > 0) {
     scalar_transpose_sweep(space, frame, samples, residuals, nt, scalar_jet_length(order, sh.d()), summed,
                            rows_per_chunk(chunk, w, reduction_block_size_for<ExecutionSpace>()), out);

@@ -54,6 +54,11 @@ constexpr std::size_t host_sweep_chunk_workspace_bytes = std::size_t(2) << 20;
 /// block per thread measured faster than two; figures in docs/performance.md).
 constexpr std::size_t host_chunk_khatri_rao_bytes = std::size_t(1) << 20;
 
+/// The chunk workspace that `auto` and the balance estimate always allow J^T of entries and applies, however small
+/// their data: a sample holds a few numbers, so a workspace balanced against the data alone would make chunks of a
+/// few reduction blocks, whose kernel launches would then dominate the time (BM_EntriesJT).
+constexpr std::size_t scalar_kind_workspace_floor_bytes = std::size_t(8) << 20;
+
 /// Element type of a computation, for the byte counts of the memory model.
 enum class ScalarType { float32, float64 };
 
@@ -72,6 +77,9 @@ struct TransposeMemoryModel {
   std::size_t partial_bytes_per_block = 0;
   /// The reduction block of the backend the model is for (reduction_block_size_for): chunks are multiples of it.
   std::size_t block_rows = reduction_block_size;
+  /// Chunk workspace the balance estimate allows whatever the data (scalar_kind_workspace_floor_bytes for entries
+  /// and applies, 0 for probes).
+  std::size_t workspace_floor_bytes = 0;
 
   /// Bytes J^T itself allocates for `rows` probes at a requested `chunk` rows per pass, rounded as J^T rounds it
   /// (down to a multiple of block_rows, at least one block, all rows when it covers them).
@@ -165,6 +173,7 @@ TransposeMemoryModel transpose_memory_model_elements(MeasurementKind kind, Frame
   if (kind == MeasurementKind::probes) {  // w, p and n_t residual jets of every mode
     m.input_bytes_per_row = checked_mul(checked_mul(s, checked_add(2, residuals, where), where), sum_n, where);
   } else {  // applies: w (and p for jets); entries: d indices (and p for jets); n_t scalar residual jets
+    m.workspace_floor_bytes = scalar_kind_workspace_floor_bytes;
     std::size_t const vectors = (kind == MeasurementKind::applies ? 1 : 0) + (order > 0 ? 1 : 0);
     std::size_t const index_bytes = kind == MeasurementKind::entries ? checked_mul(sizeof(int), sh.d(), where) : 0;
     m.input_bytes_per_row = checked_add(
@@ -239,14 +248,15 @@ inline std::size_t local_rows(std::size_t n_probes, std::size_t n_shards) {
   return (n_probes + n_shards - 1) / n_shards;
 }
 
-/// Balance policy on a model: the largest c with c * (sweep + assembly) <= rows * input, rounded down to a multiple
-/// of the model's reduction block (at least one block), at most rows.
+/// Balance policy on a model: the largest c with c * (sweep + assembly) <= max(rows * input, workspace floor),
+/// rounded down to a multiple of the model's reduction block (at least one block), at most rows.
 inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows) {
   if (rows == 0) return 1;
   std::size_t const per_row = m.sweep_bytes_per_row + m.assembly_bytes_per_row;
   if (per_row <= m.input_bytes_per_row) return rows;
   // rows * input / per_row without overflow for any realistic sizes (both factors < 2^40).
   std::size_t c = static_cast<std::size_t>((static_cast<long double>(rows) * m.input_bytes_per_row) / per_row);
+  c = max_of(c, m.workspace_floor_bytes / per_row);
   return rows_per_chunk(c, rows, m.block_rows);
 }
 
@@ -273,7 +283,8 @@ std::size_t automatic_chunk(TransposeMemoryModel const& m, std::size_t rows) {
 
 /// Balance chunk size for J^T (docs/math.md): the largest chunk whose workspace stays within the bytes of the
 /// probe data itself, so the assembly is never the tallest pole; W_local = ceil(n_probes / n_shards) when that
-/// already fits. A multiple of `block_rows` (reduction_block_size_for<ExecutionSpace>() of the space J^T runs on;
+/// already fits. Entries and applies hold so few bytes per sample that their chunks may always use
+/// scalar_kind_workspace_floor_bytes of workspace. A multiple of `block_rows` (reduction_block_size_for<ExecutionSpace>() of the space J^T runs on;
 /// the default is the host backends' block), at least one block, or all W_local rows. Results are cached by shape;
 /// no kernel runs and nothing is allocated.
 /// **Throws:** InvalidArgument for n_shards = 0, block_rows = 0 or bad shape lists.

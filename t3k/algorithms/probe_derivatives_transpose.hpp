@@ -47,6 +47,28 @@ auto residual_entry(ResidualView const& r, std::size_t t) {
   }
 }
 
+/// The result of a J^T call with frame shapes `sh`: n_t variations summed over the w samples, or n_t * w per
+/// sample. Summed results accumulate and start at zero; per-sample results are fully overwritten (zeroed only when
+/// there are no samples).
+template <class Scalar, class MemorySpace, class ExecutionSpace>
+T3Variation<Scalar, MemorySpace> transpose_result(ExecutionSpace const& space, std::string const& where,
+                                                  FrameShapes const& sh, std::size_t nt, std::size_t w, bool summed) {
+  T3Variation<Scalar, MemorySpace> out;
+  std::size_t const n_stack = summed ? nt : nt * w;
+  for (std::size_t i = 0; i < sh.d(); ++i) {
+    out.tucker.emplace_back(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tucker_" + std::to_string(i)), n_stack,
+        sh.no[i], sh.big_n[i]);
+    out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tt_" + std::to_string(i)),
+                        n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
+    if (summed || w == 0) {
+      Kokkos::deep_copy(space, out.tucker[i], Scalar(0));
+      Kokkos::deep_copy(space, out.tt[i], Scalar(0));
+    }
+  }
+  return out;
+}
+
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
 void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
                      std::vector<ProbeView> const& ww, std::vector<ProbeView> const& pp,
@@ -295,21 +317,7 @@ T3Variation<Scalar, MemorySpace> probe_derivatives_transpose(ExecutionSpace cons
   auto const sh = impl::frame_shapes(frame);
   ChunkSize const chunk =
       impl::resolve_chunk_size<ExecutionSpace, Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
-  T3Variation<Scalar, MemorySpace> out;
-  std::size_t const n_stack = summed ? nt : nt * w;
-  for (std::size_t i = 0; i < d; ++i) {
-    out.tucker.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                               "t3k::probe_derivatives_transpose::tucker_" + std::to_string(i)),
-                            n_stack, sh.no[i], sh.big_n[i]);
-    out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing,
-                                           "t3k::probe_derivatives_transpose::tt_" + std::to_string(i)),
-                        n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
-    // Summed results accumulate and start at zero; per-probe results are fully overwritten.
-    if (summed || w == 0) {
-      Kokkos::deep_copy(space, out.tucker[i], Scalar(0));
-      Kokkos::deep_copy(space, out.tt[i], Scalar(0));
-    }
-  }
+  auto out = impl::transpose_result<Scalar, MemorySpace>(space, where, sh, nt, w, summed);
   if (w > 0 && nt > 0) {
     impl::transpose_sweep(space, frame, ww, pp, residuals, nt, impl::general_jet_length(order_plus_one - 1, d), summed,
                           impl::rows_per_chunk(chunk, w, reduction_block_size_for<ExecutionSpace>()), out);
