@@ -307,6 +307,7 @@ class Parser {
 
   // ---------------------------------------------------------------- sections
   void parse_problem(YAML::Node const& node);
+  void parse_order_weights(YAML::Node const& node);
   void parse_model(YAML::Node const& node);
   RankBound rank_bound(std::string const& path, YAML::Node const& node) const;
   RankRange rank_range(std::string const& path, YAML::Node const& node);
@@ -362,18 +363,27 @@ void Parser::parse(std::string const& source) {
 }
 
 void Parser::parse_problem(YAML::Node const& node) {
-  auto const m = members(node, "problem", {"synthetic", "data"});
-  if (m.size() != 1) {
+  auto const m = members(node, "problem", {"synthetic", "data", "order_weights"});
+  if (m.count("synthetic") + m.count("data") != 1) {
     fail("problem", node,
-         m.empty() ? "missing key: give exactly one of synthetic or data"
-                   : "give exactly one of synthetic or data, not both");
+         m.count("synthetic") + m.count("data") == 0 ? "missing key: give exactly one of synthetic or data"
+                                                     : "give exactly one of synthetic or data, not both");
   }
   if (m.count("synthetic")) {
     config_.source = ProblemSource::synthetic;
     std::string const p = "problem.synthetic";
     YAML::Node const& s = m.at("synthetic");
-    auto const k = members(s, p, {"mode_shapes", "tucker_ranks", "tt_ranks", "order", "n_probes", "noise", "seed"});
+    auto const k =
+        members(s, p, {"kind", "mode_shapes", "tucker_ranks", "tt_ranks", "order", "n_probes", "noise", "seed"});
     auto& syn = config_.synthetic;
+    if (k.count("kind")) {
+      std::string const kind = text(p + ".kind", k.at("kind"), "entries, applies or probes");
+      try {
+        syn.kind = parse_measurement_kind(kind);
+      } catch (InvalidArgument const&) {
+        fail(p + ".kind", k.at("kind"), "must be one of entries, applies, probes, got " + describe(k.at("kind")));
+      }
+    }
     syn.mode_shapes = positive_list(p + ".mode_shapes", require(k, p, "mode_shapes", s, "the N_i of the planted T3"));
     syn.tucker_ranks = positive_list(p + ".tucker_ranks", require(k, p, "tucker_ranks", s, "its Tucker ranks"));
     syn.tt_ranks = positive_list(p + ".tt_ranks", require(k, p, "tt_ranks", s, "its TT ranks, d + 1 entries"));
@@ -392,6 +402,16 @@ void Parser::parse_problem(YAML::Node const& node) {
       fail(p + ".tt_ranks", k.at("tt_ranks"),
            "has " + std::to_string(syn.tt_ranks.size()) + " entries, expected d + 1 = " + std::to_string(d + 1));
     }
+    if (syn.kind == MeasurementKind::entries) {
+      // Entries are drawn without repeats: the tensor must have as many.
+      double size = 1;
+      for (auto n : syn.mode_shapes) size *= double(n);
+      if (double(syn.n_probes) > size) {
+        fail(p + ".n_probes", k.at("n_probes"),
+             "is out of range: " + std::to_string(syn.n_probes) + " distinct entries asked of a tensor of shape " +
+                 impl::shape_string(syn.mode_shapes) + " with " + number_text(size) + " entries");
+      }
+    }
   } else {
     config_.source = ProblemSource::data;
     std::string const p = "problem.data";
@@ -407,6 +427,30 @@ void Parser::parse_problem(YAML::Node const& node) {
              "must be an absolute HDF5 dataset path such as /weights, got " + describe(k.at("weights")));
       }
     }
+  }
+  if (m.count("order_weights")) parse_order_weights(m.at("order_weights"));
+}
+
+void Parser::parse_order_weights(YAML::Node const& node) {
+  std::string const p = "problem.order_weights";
+  if (!node.IsSequence() || node.size() == 0) {
+    fail(p, node, "must be a list of K + 1 numbers >= 0 (omega_0 .. omega_K), got " + describe(node));
+  }
+  bool any_positive = false;
+  for (std::size_t k = 0; k < node.size(); ++k) {
+    double const w = real(p + "[" + std::to_string(k) + "]", node[k], 0, false, inf, false);
+    any_positive = any_positive || w > 0;
+    config_.order_weights.push_back(w);
+  }
+  if (!any_positive) fail(p, node, "is out of range: at least one order weight must be > 0");
+  std::optional<std::size_t> const order = config_.source == ProblemSource::synthetic
+                                               ? std::optional<std::size_t>(config_.synthetic.order)
+                                               : config_.data.order;
+  if (order && node.size() != *order + 1) {
+    fail(p, node,
+         "has " + std::to_string(node.size()) + " entries, expected K + 1 = " + std::to_string(*order + 1) + " (" +
+             (config_.source == ProblemSource::synthetic ? "problem.synthetic.order" : "problem.data.order") + " = " +
+             std::to_string(*order) + ")");
   }
 }
 
@@ -713,6 +757,8 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
   if (c.source == ProblemSource::synthetic) {
     auto const& s = c.synthetic;
     out << YAML::Key << "synthetic" << YAML::Value << YAML::BeginMap;
+    // Probes, the default, stay unnamed: a fingerprint written before other kinds existed is unchanged.
+    if (s.kind != MeasurementKind::probes) out << YAML::Key << "kind" << YAML::Value << to_string(s.kind);
     out << YAML::Key << "mode_shapes" << YAML::Value;
     emit_list(out, s.mode_shapes);
     out << YAML::Key << "tucker_ranks" << YAML::Value;
@@ -730,6 +776,11 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
     if (c.data.order) out << YAML::Key << "order" << YAML::Value << *c.data.order;
     if (!c.data.weights.empty()) out << YAML::Key << "weights" << YAML::Value << c.data.weights;
     out << YAML::EndMap;
+  }
+  if (!c.order_weights.empty()) {
+    out << YAML::Key << "order_weights" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double w : c.order_weights) out << w;
+    out << YAML::EndSeq;
   }
   out << YAML::EndMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;

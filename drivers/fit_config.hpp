@@ -12,6 +12,8 @@
 
 #include "drivers/optimizer_keys.hpp"
 
+#include "t3k/core/measurement_kind.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -46,8 +48,9 @@ class ConfigError : public std::runtime_error {
 enum class ProblemSource { synthetic, data };
 enum class InitKind { random, file, truth_perturbation };
 
-/// problem.synthetic: a planted random T3 and its probe jets at random probes.
+/// problem.synthetic: a planted random T3 and its jets at random samples of one measurement kind.
 struct SyntheticProblem {
+  MeasurementKind kind = MeasurementKind::probes;  ///< what each of the n_probes samples measures
   std::vector<std::size_t> mode_shapes, tucker_ranks, tt_ranks;
   std::size_t order = 2;
   std::size_t n_probes = 0;
@@ -55,7 +58,8 @@ struct SyntheticProblem {
   std::uint64_t seed = 0;
 };
 
-/// problem.data: an HDF5 probe set (/probes, targets /jets, optional weights; docs/file-format.md).
+/// problem.data: an HDF5 data file of entries, applies or probes with their targets and optional weights
+/// (docs/file-format.md); the kind is the file's.
 struct DataProblem {
   std::string file;                  ///< as written in the config
   std::string resolved_file;         ///< relative to the config file's directory
@@ -136,6 +140,9 @@ struct Config {
   ProblemSource source = ProblemSource::synthetic;
   SyntheticProblem synthetic;
   DataProblem data;
+  /// problem.order_weights: omega_0 .. omega_K, each finite and >= 0, one > 0; empty: all ones (a data problem's K
+  /// is checked against the file once it is read).
+  std::vector<double> order_weights;
   ModelConfig model;
   ValidationConfig validation;
   OptimizerConfig optimizer;

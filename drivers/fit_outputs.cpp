@@ -116,11 +116,18 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out << YAML::Key << "config" << YAML::Value << YAML::Load(config.to_yaml());
   out << YAML::Key << "problem" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "source" << YAML::Value << (config.source == ProblemSource::synthetic ? "synthetic" : "data");
+  out << YAML::Key << "kind" << YAML::Value << to_string(setup.problem.kind);
   out << YAML::Key << "description" << YAML::Value << setup.description;
   out << YAML::Key << "mode_shapes" << YAML::Value;
   emit_list(out, setup.mode_shapes);
   out << YAML::Key << "n_probes" << YAML::Value << setup.problem.n_global_probes();
   out << YAML::Key << "order" << YAML::Value << setup.problem.order;
+  // What ran: the configured omega_k, or ones.
+  out << YAML::Key << "order_weights" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (std::size_t k = 0; k <= setup.problem.order; ++k) {
+    out << (config.order_weights.empty() ? 1.0 : config.order_weights[k]);
+  }
+  out << YAML::EndSeq;
   out << YAML::EndMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "tucker_ranks" << YAML::Value;

@@ -41,10 +41,24 @@ auto reading(Config const& config, std::string const& key, F&& f) -> decltype(f(
   }
 }
 
+/// A data problem as read: this rank's rows and the tensor's mode shapes (entries do not carry them in any array).
+struct LoadedData {
+  Problem problem;
+  std::vector<std::size_t> mode_shapes;
+};
+
+/// A host vector as a View in the default memory space.
+Kokkos::View<double*, Mem> vector_to_device(std::vector<double> const& v, char const* label) {
+  Kokkos::View<double const*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(v.data(), v.size());
+  Kokkos::View<double*, Mem> d(std::string(label), v.size());
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
 /// This rank's rows of the data problem (all rows with one rank): every array's full shape is checked, only the
-/// rows of this rank are read (hyperslabs), and its weights are checked by this rank.
-Problem load_data_problem(Config const& config, Space const& space, Communicator const& comm, DataProblem const& data,
-                          std::string const& key) {
+/// rows of this rank are read (hyperslabs), and its weights are checked by this rank. The kind is the file's.
+LoadedData load_data_problem(Config const& config, Space const& space, Communicator const& comm,
+                             DataProblem const& data, std::string const& key) {
   return reading(config, key, [&] {
     io::Reader in(data.resolved_file);
     io::FittingData f;
@@ -53,37 +67,37 @@ Problem load_data_problem(Config const& config, Space const& space, Communicator
     } catch (io::WeightsError const& e) {
       throw config.error_at("problem.data.weights", e.what());
     }
-    std::size_t const w = f.probes.n_file_probes();
+    std::size_t const w = f.n_file_rows();
     std::size_t const k = f.order;
     if (data.order && *data.order != k) {
       std::vector<std::size_t> jet_shape = impl::view_shape(f.targets[0]);
       jet_shape[0] = w;  // the file's shape, not this rank's rows
+      std::string const targets =
+          f.kind == MeasurementKind::probes ? "/jets/0" : std::string("/") + to_string(f.kind) + "/values";
+      if (f.kind != MeasurementKind::probes) jet_shape.pop_back();  // stored (W, K+1)
       throw config.error_at("problem.data.order", "is " + std::to_string(*data.order) + " but " + data.resolved_file +
-                                                      " holds jets of order K = " + std::to_string(k) +
-                                                      " (/jets/0 has shape " + impl::shape_string(jet_shape) + ")");
+                                                      " holds jets of order K = " + std::to_string(k) + " (" + targets +
+                                                      " has shape " + impl::shape_string(jet_shape) + ")");
     }
-    Problem p;
-    p.order = k;
-    if (comm.size() > 1) {
-      p.comm = comm;
-      p.global_offset = f.probes.first_row;
-      p.global_probes = w;
-    }
-    for (std::size_t i = 0; i < f.targets.size(); ++i) {
-      p.ww.push_back(to_device(f.probes.w[i]));
-      p.pp.push_back(to_device(f.probes.p[i]));
-      p.targets.push_back(to_device(f.targets[i]));
-    }
-    if (!f.weights.empty()) {
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(f.weights.data(),
-                                                                                          f.weights.size());
-      Kokkos::View<double*, Mem> d("t3k::fit::weights", f.weights.size());
-      Kokkos::deep_copy(d, h);
-      p.weights = d;
-    }
+    LoadedData loaded;
+    loaded.mode_shapes = f.mode_shapes;
+    loaded.problem = problem_of(f, comm);
     (void)space;
-    return p;
+    return loaded;
   });
+}
+
+/// Sets problem.order_weights on a problem (and its validation set) of order K; the key is refused when its
+/// length is not K + 1.
+void set_order_weights(Config const& config, Problem& p) {
+  auto const& omega = config.order_weights;
+  if (omega.empty()) return;
+  if (omega.size() != p.order + 1) {
+    throw config.error_at("problem.order_weights",
+                          "has " + std::to_string(omega.size()) + " entries but the problem has jets of order K = " +
+                              std::to_string(p.order) + ", so K + 1 = " + std::to_string(p.order + 1) + " are needed");
+  }
+  p.order_weights = vector_to_device(omega, "t3k::fit::order_weights");
 }
 
 /// Checks a model's ranks (given or from a file) against the problem's mode count; messages at the model keys.
@@ -162,15 +176,17 @@ void add_validation(Config const& config, Space const& space, Communicator const
     file.file = v.file;
     file.resolved_file = v.resolved_file;
     cli::collectively(comm, cli::fit_exit_code, [&] {
-      held = load_data_problem(config, space, comm, file, "validation.file");
-      std::vector<std::size_t> shapes;
-      for (auto const& ww : held.ww) shapes.push_back(ww.extent(1));
-      if (shapes != s.mode_shapes || held.order != s.problem.order) {
+      auto loaded = load_data_problem(config, space, comm, file, "validation.file");
+      held = std::move(loaded.problem);
+      auto const& shapes = loaded.mode_shapes;
+      if (shapes != s.mode_shapes || held.order != s.problem.order || held.kind != s.problem.kind) {
         throw config.error_at("validation.file",
-                              v.resolved_file + " holds probes of mode shapes " + impl::shape_string(shapes) +
-                                  " at order " + std::to_string(held.order) + " but the problem has " +
+                              v.resolved_file + " holds " + to_string(held.kind) + " of mode shapes " +
+                                  impl::shape_string(shapes) + " at order " + std::to_string(held.order) +
+                                  " but the problem has " + to_string(s.problem.kind) + " of " +
                                   impl::shape_string(s.mode_shapes) + " at order " + std::to_string(s.problem.order));
       }
+      held.order_weights = s.problem.order_weights;
     });
     s.problem.validation = std::make_shared<Problem const>(std::move(held));
     s.description +=
@@ -193,6 +209,26 @@ void add_validation(Config const& config, Space const& space, Communicator const
 
 }  // namespace
 
+Problem problem_of(io::FittingData const& f, Communicator const& comm) {
+  Problem p;
+  p.kind = f.kind;
+  p.order = f.order;
+  if (comm.size() > 1) {
+    p.comm = comm;
+    p.global_offset = f.probes.first_row;
+    p.global_probes = f.n_file_rows();
+  }
+  for (auto const& wi : f.probes.w) p.ww.push_back(to_device(wi));
+  // Directions of entries and applies matter only for K >= 1 (a file may carry them for order 0).
+  if (f.kind == MeasurementKind::probes || f.order >= 1) {
+    for (auto const& pi : f.probes.p) p.pp.push_back(to_device(pi));
+  }
+  if (f.kind == MeasurementKind::entries) p.indices = to_device(f.indices);
+  for (auto const& t : f.targets) p.targets.push_back(to_device(t));
+  if (!f.weights.empty()) p.weights = vector_to_device(f.weights, "t3k::fit::weights");
+  return p;
+}
+
 /// The problem (this rank's rows of it) and the initial model. Reading files runs inside `collectively`; the
 /// synthetic problem is collective (its noise level is a sum over ranks) and needs no such guard: it depends only
 /// on the validated configuration, which every rank holds alike.
@@ -205,19 +241,28 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
                      syn.n_probes, syn.order, "problem.synthetic.n_probes");
     truth = random_t3<double>(space, syn.mode_shapes, syn.tucker_ranks, syn.tt_ranks, syn.seed);
     // Sharded by seed: each rank draws only its rows of the very probe set one process would draw.
-    s.problem = make_planted_problem(space, comm, truth, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
+    s.problem =
+        make_planted_problem(space, comm, truth, syn.kind, syn.n_probes, syn.order, syn.noise, mix_seed(syn.seed, 1));
     s.mode_shapes = syn.mode_shapes;
-    s.description = "synthetic: planted random T3, N = " + impl::shape_string(syn.mode_shapes) +
-                    ", n = " + impl::shape_string(syn.tucker_ranks) + ", r = " + impl::shape_string(syn.tt_ranks) +
-                    ", W = " + std::to_string(syn.n_probes) + ", K = " + std::to_string(syn.order) +
-                    fmt::format(", noise {:g}, seed {}", syn.noise, syn.seed);
+    s.description =
+        "synthetic: planted random T3" +
+        (syn.kind == MeasurementKind::probes ? std::string() : std::string(" measured by ") + to_string(syn.kind)) +
+        ", N = " + impl::shape_string(syn.mode_shapes) + ", n = " + impl::shape_string(syn.tucker_ranks) +
+        ", r = " + impl::shape_string(syn.tt_ranks) + ", W = " + std::to_string(syn.n_probes) +
+        ", K = " + std::to_string(syn.order) + fmt::format(", noise {:g}, seed {}", syn.noise, syn.seed);
+    set_order_weights(config, s.problem);
   } else {
     cli::collectively(comm, cli::fit_exit_code, [&] {
-      s.problem = load_data_problem(config, space, comm, config.data, "problem.data.file");
-      for (auto const& w : s.problem.ww) s.mode_shapes.push_back(w.extent(1));
+      auto loaded = load_data_problem(config, space, comm, config.data, "problem.data.file");
+      s.problem = std::move(loaded.problem);
+      s.mode_shapes = std::move(loaded.mode_shapes);
       check_model_ranks(config, s.mode_shapes);
+      set_order_weights(config, s.problem);
     });
-    s.description = "data: " + config.data.resolved_file + ", N = " + impl::shape_string(s.mode_shapes) +
+    s.description = "data: " + config.data.resolved_file +
+                    (s.problem.kind == MeasurementKind::probes ? std::string()
+                                                               : std::string(" (") + to_string(s.problem.kind) + ")") +
+                    ", N = " + impl::shape_string(s.mode_shapes) +
                     ", W = " + std::to_string(s.problem.n_global_probes()) + ", K = " + std::to_string(s.problem.order);
   }
   add_validation(config, space, comm, s);

@@ -10,6 +10,7 @@
 #include "drivers/fit_types.hpp"
 
 #include "t3k/core/communicator.hpp"
+#include "t3k/io/fitting_data.hpp"
 
 #include <cstddef>
 #include <string>
@@ -25,6 +26,10 @@ struct Setup {
   std::string description;        ///< one line for the log and summary.yaml
   RankContinuation continuation;  ///< rank continuation with its maximum ranks (off for fixed ranks)
 };
+
+/// The fitting problem of data as read (this rank's rows: a problem sharded over `comm` when it has several ranks),
+/// in the default memory space; directions of entries and applies are kept only for K >= 1. **Blocking:** yes.
+Problem problem_of(io::FittingData const& data, Communicator const& comm);
 
 /// Builds the problem and the initial model; refuses, before allocating, a model or probe set that does not fit
 /// in the memory available. Collective.

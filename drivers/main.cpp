@@ -1,19 +1,21 @@
 /// \file main.cpp
 /// The command-line tool `t3k` (docs/file-format.md lists what each command reads and writes): probe jets, frames, J v
-/// and J^T r on HDF5 files, and a self-checking demo.
+/// and J^T r on HDF5 files, a model's predictions and scores on data files (measurement_commands.hpp), and a
+/// self-checking demo.
 ///
 /// Exit codes (exit_codes.hpp): 0 success; 2 bad input (a flag, a missing or misshapen dataset, an unreadable file),
 /// with one line naming the flag or the dataset; 1 any other failure. Outputs are written atomically (hdf5_io.hpp).
 ///
-/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; docs/math.md, sharding) jets, jv, jtr and fit shard the probe set:
-/// each rank reads only its rows (Communicator::shard_range) and rank 0 alone writes the one output file, equal to
-/// the single-process one. frame, demo and estimate-chunk have no probe set to share and run on rank 0. A failure
-/// on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
+/// Under `mpirun -np P` (built with T3K_ENABLE_MPI; docs/math.md, sharding) jets, jv, jtr, predict, score and fit
+/// shard the samples: each rank reads only its rows (Communicator::shard_range) and rank 0 alone writes the one
+/// output file, equal to the single-process one. frame, demo and estimate-chunk have no probe set to share and run on
+/// rank 0. A failure on any rank ends every rank with the single-process exit code, printed once (collective.hpp).
 
 #include "drivers/collective.hpp"
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
 #include "drivers/fit_command.hpp"
+#include "drivers/measurement_commands.hpp"
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
@@ -628,6 +630,10 @@ int main(int argc, char** argv) {
                        "also print the largest chunk whose peak stays within this many bytes (units B, KB, MB, GB, "
                        "TB, KiB, MiB, GiB, TiB)");
 
+  cli::MeasurementCommandOptions measurement_options;
+  CLI::App* const predict = cli::add_predict_command(app, measurement_options);
+  CLI::App* const score = cli::add_score_command(app, measurement_options);
+
   t3k::fit::FitCommandOptions fit_options;
   CLI::App* const fit = t3k::fit::add_fit_command(app, fit_options);
 
@@ -662,13 +668,15 @@ int main(int argc, char** argv) {
   try {
     int kokkos_argc = int(kokkos_args.size());
     Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
-    if (root && (command == jets || command == jv || command == jtr)) {
+    if (root && (command == jets || command == jv || command == jtr || command == predict || command == score)) {
       std::string const blas_warning = t3k::host_blas_warning();
       if (!blas_warning.empty()) fmt::print(stderr, "t3k {}: warning: {}\n", name, blas_warning);
     }
     if (command == jets) return run_jets(opt, comm);
     if (command == jv) return run_jv(opt, comm);
     if (command == jtr) return run_jtr(opt, comm);
+    if (command == predict) return cli::run_predict(measurement_options, comm);
+    if (command == score) return cli::run_score(measurement_options, comm);
     // Commands without a probe set to share run on rank 0; the other ranks wait for its exit code.
     int code = cli::exit_failure;
     if (root) {

@@ -821,15 +821,19 @@ void optimizer_keys_match_the_documentation() {
 /// Every shipped example is a valid configuration.
 void shipped_examples_load() {
   std::string const examples = std::string(T3K_TESTDATA_DIR) + "/../../examples";
-  for (char const* name :
-       {"quickstart", "newton_cg", "gradient_descent", "mc_sgd", "adam", "data_file", "rank_continuation"}) {
+  for (char const* name : {"quickstart", "newton_cg", "gradient_descent", "mc_sgd", "adam", "data_file",
+                           "rank_continuation", "entries_completion"}) {
     std::string const path = examples + "/" + name + ".yaml";
     try {
       auto const c = t3k::fit::load_config(path);
       EXPECT_EQ(c.optimizer.name(), name == std::string("quickstart") || name == std::string("data_file") ||
-                                            name == std::string("rank_continuation")
+                                            name == std::string("rank_continuation") ||
+                                            name == std::string("entries_completion")
                                         ? std::string("newton_cg")
                                         : std::string(name));
+      if (name == std::string("entries_completion")) {
+        EXPECT_EQ(c.synthetic.kind, t3k::MeasurementKind::entries);
+      }
       if (name == std::string("data_file")) {
         EXPECT_TRUE(fs::exists(c.data.resolved_file)) << c.data.resolved_file;
       }

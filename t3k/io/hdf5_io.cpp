@@ -223,6 +223,60 @@ struct Reader::Impl {
     return data;
   }
 
+  /// The integers of `name` (all rows or `rows`), checked against `expected` (empty: any shape); any integer
+  /// type converts exactly to int64 except unsigned values beyond its range, which are refused.
+  std::vector<std::int64_t> read_integers(std::string const& name, std::vector<std::size_t> const& expected,
+                                          std::vector<std::size_t>& shape, ShardRange const& rows) const {
+    Handle ds = open_dataset(name);
+    shape = dataset_shape(ds.get(), name);
+    if (!expected.empty() && !shape_matches(shape, expected)) {
+      fail(name + " has shape " + impl::shape_string(shape) + ", expected " + expected_string(expected, shape));
+    }
+    Handle type(H5Dget_type(ds.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER) {
+      fail(name + " has element type " + type_text(type.get()) +
+           ", expected an integer type (int8 to int64, signed or "
+           "unsigned)");
+    }
+    bool const is_unsigned = H5Tget_sign(type.get()) == H5T_SGN_NONE;
+    if (shape.empty() || rows.begin > rows.end || rows.end > shape[0]) {
+      fail(impl::concat("cannot read rows [", rows.begin, ", ", rows.end, ") of ", name, " of shape ",
+                        impl::shape_string(shape)));
+    }
+    std::optional<std::uint64_t> total = rows.size();
+    for (std::size_t k = 1; k < shape.size() && total; ++k) total = checked_product(*total, shape[k]);
+    std::optional<std::uint64_t> const bytes = total ? checked_product(*total, sizeof(std::int64_t)) : std::nullopt;
+    if (auto const shortfall = memory_shortfall(bytes)) {
+      fail(name + " of shape " + impl::shape_string(shape) + " " + *shortfall);
+    }
+    std::vector<std::int64_t> data(*total);
+    if (*total == 0) return data;
+    std::vector<hsize_t> start(shape.size(), 0), count(shape.begin(), shape.end());
+    start[0] = rows.begin;
+    count[0] = rows.size();
+    Handle file_space(H5Dget_space(ds.get()), H5Sclose);
+    Handle memory_space(H5Screate_simple(int(count.size()), count.data(), nullptr), H5Sclose);
+    // Unsigned data is read as uint64 so that a value past the int64 range is seen, not clipped by HDF5.
+    hid_t const memory_type = is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
+    if (!file_space.valid() || !memory_space.valid() ||
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
+        H5Dread(ds.get(), memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data.data()) < 0) {
+      fail(impl::concat("cannot read rows [", rows.begin, ", ", rows.end, ") of dataset ", name));
+    }
+    if (!is_unsigned) return data;
+    std::size_t const row_length = *total / rows.size();
+    for (std::size_t e = 0; e < data.size(); ++e) {
+      std::uint64_t u;
+      std::memcpy(&u, &data[e], sizeof u);
+      if (u > std::uint64_t(INT64_MAX)) {
+        fail(impl::concat(name, "[", rows.begin + e / row_length, shape.size() > 1 ? ", " : "",
+                          shape.size() > 1 ? std::to_string(e % row_length) : std::string(), "] = ", u,
+                          " does not fit in a 64-bit signed integer"));
+      }
+    }
+    return data;
+  }
+
   /// Refuses the first non-finite entry of `data` (rows of `name` from `first_row` on), naming its index.
   void require_finite(std::string const& name, std::vector<std::size_t> const& shape, std::vector<double> const& data,
                       std::size_t first_row) const {
@@ -319,6 +373,28 @@ struct Reader::Impl {
   void require_members(std::string const& group, std::size_t d, std::string const& reason) const {
     std::size_t const n = group_size(group);
     if (n != d) fail(group + " has " + std::to_string(n) + " members, expected d = " + std::to_string(d) + reason);
+  }
+
+  /// A 1-D (or scalar) integer attribute as int64 values; empty when absent.
+  std::optional<std::vector<std::int64_t>> integer_list_attribute(std::string const& object,
+                                                                  std::string const& name) const {
+    if (!first_missing(object).empty()) return std::nullopt;
+    htri_t const has = H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT);
+    if (has <= 0) return std::nullopt;
+    std::string const what = "attribute '" + name + "' of " + object;
+    Handle attr(H5Aopen_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    if (!attr.valid()) fail("cannot open " + what);
+    Handle space(H5Aget_space(attr.get()), H5Sclose);
+    int const rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+    hssize_t const n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    if (rank < 0 || rank > 1 || n < 0 || n > 1024) fail(what + " is not a list of integers");
+    Handle type(H5Aget_type(attr.get()), H5Tclose);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_INTEGER) {
+      fail(what + " has element type " + type_text(type.get()) + ", expected integers");
+    }
+    std::vector<std::int64_t> values(static_cast<std::size_t>(n));
+    if (n > 0 && H5Aread(attr.get(), H5T_NATIVE_INT64, values.data()) < 0) fail("cannot read " + what);
+    return values;
   }
 
   /// Integer-like attribute (int64, any integer, or an HDF5 enum such as h5py's bool) as int64.
@@ -602,6 +678,22 @@ std::vector<double> Reader::read_rows(std::string const& dataset, ShardRange con
   return impl_->read(dataset, nullptr, shape, &rows);
 }
 
+Matrix Reader::read_matrix_rows(std::string const& dataset, std::vector<std::size_t> const& expected,
+                                ShardRange const& rows) const {
+  return impl_->read_view<Matrix>(dataset, expected, &rows);
+}
+
+std::vector<std::int64_t> Reader::read_integer_rows(std::string const& dataset,
+                                                    std::vector<std::size_t> const& expected, ShardRange const& rows,
+                                                    std::vector<std::size_t>& shape) const {
+  return impl_->read_integers(dataset, expected, shape, rows);
+}
+
+std::optional<std::vector<std::int64_t>> Reader::read_integer_list_attribute(std::string const& object,
+                                                                             std::string const& name) const {
+  return impl_->integer_list_attribute(object, name);
+}
+
 RootAttributes Reader::read_root_attributes() const {
   RootAttributes a;
   a.d = impl_->integer_attribute("/", "d");
@@ -759,6 +851,39 @@ void Writer::write_rows(std::string const& dataset, std::size_t first_row, std::
       H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0 ||
       H5Dwrite(ds.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(), H5P_DEFAULT, data) < 0) {
     impl_->fail(impl::concat("cannot write rows [", first_row, ", ", first_row + n_rows, ") of dataset ", dataset));
+  }
+}
+
+void Writer::write_integers(std::string const& dataset, std::vector<std::size_t> const& shape,
+                            std::int64_t const* data) {
+  if (committed_) throw FileError(path_ + ": already committed; cannot write " + dataset);
+  if (shape.empty() || shape.size() > 4) {
+    impl_->fail("cannot write " + dataset + " of rank " + std::to_string(shape.size()) + " (ranks 1-4 only)");
+  }
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle ds(
+      H5Dcreate2(impl_->file.get(), dataset.c_str(), H5T_STD_I64LE, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Dclose);
+  if (!ds.valid()) impl_->fail("cannot create dataset " + dataset);
+  std::size_t total = 1;
+  for (auto e : shape) total *= e;
+  if (total > 0 && H5Dwrite(ds.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    impl_->fail("cannot write dataset " + dataset);
+  }
+}
+
+void Writer::write_integer_list_attribute(std::string const& object, std::string const& name,
+                                          std::vector<std::int64_t> const& values) {
+  Handle g = impl_->group(object);
+  if (H5Aexists(g.get(), name.c_str()) > 0) H5Adelete(g.get(), name.c_str());
+  hsize_t const n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle attr(H5Acreate2(g.get(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!attr.valid() || (n > 0 && H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()) < 0)) {
+    impl_->fail("cannot write attribute '" + name + "' of " + object);
   }
 }
 

@@ -145,6 +145,20 @@ class Reader {
   /// dataset's full extents. **Throws:** FileError when missing, not numeric, or shorter than rows.end.
   std::vector<double> read_rows(std::string const& dataset, ShardRange const& rows,
                                 std::vector<std::size_t>& shape) const;
+  /// Only `rows` of a rank-2 float dataset checked against `expected` (entries may be any_extent), every entry
+  /// finite. **Throws:** also FileError for rows beyond the dataset's.
+  Matrix read_matrix_rows(std::string const& dataset, std::vector<std::size_t> const& expected,
+                          ShardRange const& rows) const;
+  /// Rows `rows` of axis 0 of an integer dataset of rank >= 1 (any width, signed or unsigned) as a flat row-major
+  /// vector of int64; `shape` receives the dataset's full extents. `expected` (empty: any) is checked first.
+  /// **Throws:** FileError when missing, not of an integer type, shorter than rows.end, or holding an unsigned
+  /// value beyond the int64 range (naming its index).
+  std::vector<std::int64_t> read_integer_rows(std::string const& dataset, std::vector<std::size_t> const& expected,
+                                              ShardRange const& rows, std::vector<std::size_t>& shape) const;
+  /// An integer attribute holding one value or a 1-D list of values (any integer type) as int64; empty when the
+  /// object or the attribute is absent. **Throws:** FileError when it is not an integer list.
+  std::optional<std::vector<std::int64_t>> read_integer_list_attribute(std::string const& object,
+                                                                       std::string const& name) const;
   /// /grad (stack 1, stored without a stack axis) or, with `per_probe`, /grad_per_probe (stack W, stored with it).
   HostVariation read_gradient(HostFrame const& frame, bool per_probe) const;
   /// The root attributes d, W, K (each empty when absent).
@@ -187,6 +201,11 @@ class Writer {
   /// Rows [first_row, first_row + n_rows) of a dataset made by create_dataset, from a row-major buffer.
   void write_rows(std::string const& dataset, std::size_t first_row, std::size_t n_rows, double const* data);
 
+  /// An int64 dataset of rank 1-4 from a flat row-major buffer; intermediate groups are created.
+  void write_integers(std::string const& dataset, std::vector<std::size_t> const& shape, std::int64_t const* data);
+  /// A 1-D int64 attribute `name` of the group `object` (created with its parents if needed).
+  void write_integer_list_attribute(std::string const& object, std::string const& name,
+                                    std::vector<std::int64_t> const& values);
   /// /t3/tucker_cores/\<i\> and /t3/tt_cores/\<i\> (the model.h5 layout, docs/file-format.md).
   void write_t3(HostT3 const& x);
   /// /frame/up_tucker|left_tt|right_tt|outer_tt/\<i\>.

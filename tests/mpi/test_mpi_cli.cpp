@@ -7,10 +7,13 @@
 #ifdef T3K_TESTS_HAVE_IO
 
 #include "../cli_harness.hpp"
+#include "t3k/io/fitting_data.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
+#include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/chunk_size.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -335,6 +338,54 @@ void fit_data_file_equals_single_process(int n_ranks) {
   expect_fit_equals_single_process(n_ranks, data_config(data, "run_alone"), data_config(data, "run_mpi"), dir);
 }
 
+/// An entries data file (tensor completion): 121 entries with first-order jets of a planted T3 of case 1's shapes,
+/// 1% noise and per-sample weights, written by the io writer.
+std::string make_entries_file(ScratchDirectory const& dir) {
+  Kokkos::DefaultExecutionSpace space;
+  std::vector<std::size_t> const shapes{5, 4, 6, 5};
+  auto const truth = t3k::random_t3<double>(space, shapes, {3, 4, 2, 3}, {1, 2, 3, 2, 1}, 3);
+  auto const p = t3k::make_planted_problem(space, truth, t3k::MeasurementKind::entries, 121, 1, 0.01, 7);
+  io::FittingData f;
+  f.kind = p.kind;
+  f.mode_shapes = shapes;
+  f.order = p.order;
+  for (auto const& d : p.pp) f.probes.p.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, d));
+  f.indices = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.indices);
+  f.targets.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, p.targets[0]));
+  for (std::size_t s = 0; s < 121; ++s) f.weights.push_back(0.5 + double(s % 3));
+  std::string const path = dir.file("entries.h5");
+  io::Writer out(path);
+  io::write_fitting_data(out, f);
+  out.commit();
+  return path;
+}
+
+/// One rank's and several ranks' fits of an entries file agree, and so do predict and score of the fitted model.
+void fit_entries_file_equals_single_process(int n_ranks) {
+  ScratchDirectory dir;
+  std::string const data = make_entries_file(dir);
+  expect_fit_equals_single_process(n_ranks, data_config(data, "run_alone"), data_config(data, "run_mpi"), dir);
+  std::string const model = quoted(dir.file("run_alone/model.h5"));
+  run_ok("predict --model " + model + " --in " + quoted(data) + " --out " + quoted(dir.file("alone.h5")));
+  run_mpi_ok(n_ranks, "predict --model " + model + " --in " + quoted(data) + " --out " + quoted(dir.file("mpi.h5")));
+  std::vector<std::size_t> shape;
+  auto const alone = io::Reader(dir.file("alone.h5")).read_raw("/entries/values", shape);
+  auto const sharded = io::Reader(dir.file("mpi.h5")).read_raw("/entries/values", shape);
+  EXPECT_EQ(shape, (std::vector<std::size_t>{121, 2}));
+  EXPECT_LE(relative_error({sharded}, {alone}), tolerance);
+  auto const score_alone = run_cli("score --model " + model + " --in " + quoted(data) + " --weights /weights");
+  auto const score_mpi = run_mpi(n_ranks, "score --model " + model + " --in " + quoted(data) + " --weights /weights");
+  ASSERT_EQ(score_mpi.exit_code, 0) << score_mpi.output;
+  auto loss_of = [](std::string const& text) {
+    auto const at = text.find("\nloss: ");
+    return at == std::string::npos ? NAN : std::strtod(text.c_str() + at + 7, nullptr);
+  };
+  EXPECT_LE(std::abs(loss_of(score_mpi.output) - loss_of(score_alone.output)),
+            tolerance * std::abs(loss_of(score_alone.output)))
+      << score_alone.output << score_mpi.output;
+  EXPECT_EQ(count(score_mpi.output, "relative_residual:"), 1u) << score_mpi.output;  // rank 0 alone prints
+}
+
 void fit_resumes_from_checkpoint(int n_ranks) {
   ScratchDirectory dir;
   write_file(dir.file("alone.yaml"), synthetic_config("run_alone", newton_cg));
@@ -409,6 +460,7 @@ TEST_P(MpiCli, JtrSumEqualsSingleProcess) { jtr_sum_equals_single_process(GetPar
 TEST_P(MpiCli, PerProbeOutputsEqualSingleProcess) { per_probe_outputs_equal_single_process(GetParam()); }
 TEST_P(MpiCli, FitSyntheticEqualsSingleProcess) { fit_synthetic_equals_single_process(GetParam()); }
 TEST_P(MpiCli, FitDataFileEqualsSingleProcess) { fit_data_file_equals_single_process(GetParam()); }
+TEST_P(MpiCli, FitEntriesFileEqualsSingleProcess) { fit_entries_file_equals_single_process(GetParam()); }
 TEST_P(MpiCli, FitResumesFromCheckpoint) { fit_resumes_from_checkpoint(GetParam()); }
 TEST_P(MpiCli, BadInputStopsEveryRankOnce) { bad_input_stops_every_rank_once(GetParam()); }
 TEST_P(MpiCli, BadWeightOnTheLastRankStopsEveryRank) { bad_weight_on_the_last_rank_stops_every_rank(GetParam()); }
