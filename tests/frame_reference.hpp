@@ -109,9 +109,8 @@ std::vector<double> dense_tangent(Frame const& f, Variation const& v, std::size_
   std::vector<double> dense(total, 0.0);
   for (std::size_t i = 0; i < d; ++i) {
     for (int kind = 0; kind < 2; ++kind) {  // 0: H_i term, 1: V_i term
-      HostT3 term;
-      term.shapes = big_n;
-      term.r.push_back(1);
+      // Copy-construct the shapes: GCC 12 -O3 warns (-Wnonnull) on copy-assigning into the empty vector in nvcc builds.
+      HostT3 term{big_n, {}, {1}, {}, {}};
       for (std::size_t m = 0; m < d; ++m) {
         bool const here = m == i;
         term.n.push_back(here && kind == 1 ? no[m] : nu[m]);
