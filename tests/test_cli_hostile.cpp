@@ -21,6 +21,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -291,6 +292,55 @@ void bad_attributes_and_huge_declared_shapes_are_refused() {
   EXPECT_NE(r.output.find("available"), std::string::npos) << r.output;
 }
 
+/// Datasets whose data lies in another file: external storage, an external link (to a dataset or a group), a
+/// virtual dataset, and a soft link through an external one. Each is refused naming the object, without opening
+/// the other file: that file is a FIFO here, so following it would hang (each run is under a time limit).
+void data_in_other_files_is_refused_without_reading_them() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  std::string const fifo = dir.file("source.fifo");
+  std::string const other = dir.file("other.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::copy_file(testdata("case1_ragged.h5"), other);
+  auto fresh = [&] {
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+  };
+  auto jets = [&] {
+    return t3k_test::run_shell("OMP_PROC_BIND=false timeout -k 5 60 " + quoted(T3K_CLI_PATH) + " " + jets_of(dir, in));
+  };
+  namespace h5 = t3k_test::h5;
+  struct Case {
+    std::function<void()> edit;
+    char const* named;
+  };
+  for (Case const& c : {
+           Case{[&] { h5::store_externally(in, "/probes/w/1", fifo); }, "/probes/w/1 keeps its data in external"},
+           Case{[&] { h5::store_externally(in, "/probes/w/1", dir.file("raw.bin")); }, "/probes/w/1 keeps"},
+           Case{[&] { h5::link_externally(in, "/probes/w/1", fifo, "/probes/w/1"); }, "/probes/w/1 is an external"},
+           Case{[&] { h5::link_externally(in, "/probes/p", other, "/probes/p"); }, "/probes/p is an external link"},
+           Case{[&] { h5::make_virtual(in, "/probes/w/1", fifo, "/probes/w/1"); }, "/probes/w/1 is a virtual"},
+           Case{[&] {
+                  h5::link_externally(in, "/elsewhere", fifo, "/probes/w/1");
+                  h5::link_softly(in, "/probes/w/1", "/elsewhere");
+                },
+                "/elsewhere is an external link"},
+       }) {
+    fresh();
+    std::ofstream(dir.file("raw.bin"), std::ios::binary) << std::string(1 << 16, '\0');
+    c.edit();
+    auto const r = jets();
+    expect_refused(r, c.named);
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+    EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+  }
+  // A soft link inside the file is read as its target.
+  fresh();
+  h5::link_softly(in, "/probes/w/1", "/probes/p/1");
+  auto const r = jets();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 /// Target jets written [W x N_i x K+1] instead of [W x K+1 x N_i]: K comes from the order attribute of /probes
 /// (2 here), so the message shows the shape the file should hold, not one built from the transposed axis.
 void transposed_jets_are_refused_with_the_expected_shape() {
@@ -464,6 +514,9 @@ TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
 }
 TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
   bad_attributes_and_huge_declared_shapes_are_refused();
+}
+TEST(CliHostile, DataInOtherFilesIsRefusedWithoutReadingThem) {
+  data_in_other_files_is_refused_without_reading_them();
 }
 TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
   transposed_jets_are_refused_with_the_expected_shape();
