@@ -142,6 +142,39 @@ Result run_optimizer(Config const& config, Space const& space, Setup const& setu
       config.optimizer.options);
 }
 
+/// Refuses a --log-json path that is one of the run's inputs (the configuration, data, validation and init files,
+/// the checkpoint) under any name, a hard link included, or one of the files the run writes: the log would
+/// overwrite it.
+void check_log_json(Config const& config, RunOptions const& options, std::string const& dir) {
+  if (options.log_json.empty()) return;
+  std::vector<std::pair<std::string, std::string>> inputs{{"the configuration file", config.file}};
+  if (config.source == ProblemSource::data) inputs.push_back({"problem.data.file", config.data.resolved_file});
+  if (config.validation.source == ValidationSource::file) {
+    inputs.push_back({"validation.file", config.validation.resolved_file});
+  }
+  if (config.model.init == InitKind::file) inputs.push_back({"model.init.file", config.model.resolved_file});
+  for (auto const& [what, path] : inputs) {
+    if (!path.empty() && io::same_file(options.log_json, path)) {
+      throw FitUsageError("--log-json: '" + options.log_json + "' is " + what + " (" + path +
+                          "); the log would overwrite it: choose another file");
+    }
+  }
+  // The run's outputs need not exist yet: compare their normalized paths (symbolic links resolved as far as they
+  // exist), and existing files by identity.
+  std::error_code ec;
+  fs::path const log = fs::weakly_canonical(options.log_json, ec);
+  for (char const* name :
+       {RunFiles::model, RunFiles::history, RunFiles::summary, RunFiles::plot, RunFiles::checkpoint}) {
+    std::string const output = (fs::path(dir) / name).string();
+    std::error_code ec_output;
+    fs::path const canonical = fs::weakly_canonical(output, ec_output);
+    if (io::same_file(options.log_json, output) || (!ec && !ec_output && log == canonical)) {
+      throw FitUsageError("--log-json: '" + options.log_json + "' is the run's " + name + " (" + output +
+                          "): choose another file");
+    }
+  }
+}
+
 }  // namespace
 
 // With several ranks every step that may fail on some ranks only (reading files, rank 0 writing) runs inside
@@ -153,6 +186,7 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   std::string const checkpoint_path = (fs::path(dir) / RunFiles::checkpoint).string();
   cli::collectively(comm, cli::fit_exit_code, [&] {
     if (!root) return;
+    check_log_json(config, options, dir);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || !fs::is_directory(dir)) {

@@ -161,6 +161,37 @@ void log_json_through_a_symbolic_link_is_refused() {
   EXPECT_NE(read_text(dir.file("plain.json")).find("\"iteration\": 0"), std::string::npos);
 }
 
+/// --log-json onto an input (the configuration under any name, the data file, the init file, the checkpoint) or
+/// onto one of the run's outputs is refused before anything is written, as --out onto --in is.
+void log_json_onto_an_input_or_output_is_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const config = dir.file("run.yaml");
+  write_text(config, synthetic_config("", "  checkpoint_every: 1\n"));
+  fs::create_hard_link(config, dir.file("same.yaml"));
+  std::string const before = read_text(config);
+  for (std::string const& log : {config, dir.file("./run.yaml"), dir.file("same.yaml")}) {
+    expect_refused(run_cli("fit --quiet " + quoted(config) + " --log-json " + quoted(log)), "--log-json");
+    EXPECT_EQ(read_text(config), before) << "the configuration was overwritten";
+  }
+  EXPECT_FALSE(fs::exists(dir.file("run"))) << "a refused run left its directory";
+  // The checkpoint and the model of an earlier run in the same directory.
+  ASSERT_EQ(run_cli("fit --quiet " + quoted(config)).exit_code, 0);
+  std::string const checkpoint = read_text(dir.file("run/checkpoint.h5"));
+  for (char const* name : {"run/checkpoint.h5", "run/model.h5", "run/history.csv"}) {
+    expect_refused(run_cli("fit --quiet --resume " + quoted(config) + " --log-json " + quoted(dir.file(name))),
+                   "--log-json");
+  }
+  EXPECT_EQ(read_text(dir.file("run/checkpoint.h5")), checkpoint);
+  // The data file and the init file of a data problem.
+  std::string const data = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), data);
+  std::string const data_before = read_text(data);
+  write_text(dir.file("data.yaml"), data_config(data, "file: " + data));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("data.yaml")) + " --log-json " + quoted(data)),
+                 "problem.data.file");
+  EXPECT_EQ(read_text(data), data_before) << "the data file was overwritten";
+}
+
 // ------------------------------------------------------------------------------------------- limits of values
 
 void kokkos_thread_counts_out_of_range_are_refused() {
@@ -501,6 +532,7 @@ TEST(CliHostile, StaleTemporariesAreRemovedAndLinksNeverFollowed) {
   stale_temporaries_are_removed_and_links_never_followed();
 }
 TEST(CliHostile, LogJsonThroughASymbolicLinkIsRefused) { log_json_through_a_symbolic_link_is_refused(); }
+TEST(CliHostile, LogJsonOntoAnInputOrOutputIsRefused) { log_json_onto_an_input_or_output_is_refused(); }
 TEST(CliHostile, KokkosThreadCountsOutOfRangeAreRefused) { kokkos_thread_counts_out_of_range_are_refused(); }
 TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
   ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
