@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -372,6 +373,46 @@ void data_in_other_files_is_refused_without_reading_them() {
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
+/// A checkpoint is an input like any other: an iteration that is not a whole number, or a history, scalar or
+/// moment holding Inf or a value no finite run reaches (1e300), is refused naming the dataset.
+void checkpoints_with_impossible_values_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const config = dir.file("run.yaml");
+  write_text(config,
+             "problem:\n  synthetic: {mode_shapes: [4, 5, 3], tucker_ranks: [2, 2, 2], tt_ranks: [1, 2, 2, 1], "
+             "n_probes: 60, seed: 3}\nmodel:\n  init:\n    random: {seed: 1}\noptimizer:\n  name: adam\n"
+             "  max_iterations: 6\noutput:\n  directory: run\n  checkpoint_every: 1\n");
+  auto const first = run_cli("fit --quiet --stop-after 2 " + quoted(config));
+  ASSERT_EQ(first.exit_code, 3) << first.output;
+  std::string const checkpoint = dir.file("run/checkpoint.h5");
+  fs::copy_file(checkpoint, dir.file("good.h5"));
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    char const* dataset;
+    std::size_t index;
+    double value;
+  };
+  for (Case const& c : {Case{"/checkpoint/iteration", 0, nan}, Case{"/checkpoint/iteration", 0, inf},
+                        Case{"/checkpoint/iteration", 0, 0.5}, Case{"/checkpoint/iteration", 0, 18446744073709551616.0},
+                        Case{"/checkpoint/iteration", 0, -1}, Case{"/checkpoint/history", 1, inf},
+                        Case{"/checkpoint/history", 11, 1e300}, Case{"/checkpoint/history", 10, 0.5},
+                        Case{"/checkpoint/second_moments", 0, inf}, Case{"/checkpoint/second_moments", 1, -1},
+                        Case{"/checkpoint/scalar_values", 0, 1e300}, Case{"/checkpoint/moment/tucker/0", 3, 1e300},
+                        Case{"/checkpoint/moment/tt/1", 0, inf}}) {
+    fs::remove(checkpoint);
+    fs::copy_file(dir.file("good.h5"), checkpoint);
+    t3k_test::h5::set_entry(checkpoint, c.dataset, c.index, c.value);
+    auto const r = run_cli("fit --quiet --resume " + quoted(config));
+    expect_refused(r, c.dataset);
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+  }
+  // The untouched checkpoint resumes.
+  fs::remove(checkpoint);
+  fs::copy_file(dir.file("good.h5"), checkpoint);
+  auto const resumed = run_cli("fit --quiet --resume " + quoted(config));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+}
+
 /// Target jets written [W x N_i x K+1] instead of [W x K+1 x N_i]: K comes from the order attribute of /probes
 /// (2 here), so the message shows the shape the file should hold, not one built from the transposed axis.
 void transposed_jets_are_refused_with_the_expected_shape() {
@@ -550,6 +591,7 @@ TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
 TEST(CliHostile, DataInOtherFilesIsRefusedWithoutReadingThem) {
   data_in_other_files_is_refused_without_reading_them();
 }
+TEST(CliHostile, CheckpointsWithImpossibleValuesAreRefused) { checkpoints_with_impossible_values_are_refused(); }
 TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
   transposed_jets_are_refused_with_the_expected_shape();
 }
