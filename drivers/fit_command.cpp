@@ -15,6 +15,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace t3k {
@@ -80,7 +81,15 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   int kokkos_argc = int(kokkos_args.size());
   kokkos_args.push_back(nullptr);
 
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+  // Kokkos::initialize throws on arguments it rejects (a flag that disagrees with its KOKKOS_* environment
+  // variable): a message and exit 2 rather than an uncaught exception.
+  std::optional<Kokkos::ScopeGuard> kokkos;
+  try {
+    kokkos.emplace(kokkos_argc, kokkos_args.data());
+  } catch (std::exception const& e) {
+    if (root) fmt::print(stderr, "t3k fit: error: {}\n", e.what());
+    return cli::exit_bad_input;
+  }
   try {
     return run_fit(config, options.run, comm);
   } catch (std::exception const& e) {

@@ -526,31 +526,66 @@ CLI::Validator integer_at_least(long long minimum) {
       "INT>=" + std::to_string(minimum));
 }
 
-/// Checks the numeric --kokkos-* arguments before Kokkos parses them (Kokkos 3 throws or overflows a thread table
-/// on bad ones). Returns the message for the first bad one.
+/// Checks every --kokkos-* argument before Kokkos parses it: Kokkos 3 throws from Kokkos::initialize on a value
+/// that is not plain digits ("+4", "-5", "abc"), or overflows a thread table on a huge one, and ignores a misspelt
+/// flag. Returns the message for the first bad one.
 std::optional<std::string> check_kokkos_args(std::vector<char*> const& kokkos_args) {
   struct Limit {
     char const* flag;
     long long minimum, maximum;
   };
-  static Limit const limits[] = {{"--kokkos-threads", 1, t3k::fit::max_kokkos_threads},
-                                 {"--kokkos-num-threads", 1, t3k::fit::max_kokkos_threads},
-                                 {"--kokkos-numa", 1, 64},
-                                 {"--kokkos-device", 0, 4096},
-                                 {"--kokkos-device-id", 0, 4096}};
+  static Limit const integers[] = {{"--kokkos-threads", 1, t3k::fit::max_kokkos_threads},
+                                   {"--kokkos-num-threads", 1, t3k::fit::max_kokkos_threads},
+                                   {"--kokkos-numa", 1, 64},
+                                   {"--kokkos-device", 0, 4096},
+                                   {"--kokkos-device-id", 0, 4096},
+                                   {"--kokkos-skip-device", 0, 4096}};
+  // Flags without a value, and flags whose value is Kokkos' own business (a tool library, its arguments, a word).
+  static char const* const switches[] = {"--kokkos-help", "--kokkos-disable-warnings", "--kokkos-tune-internals",
+                                         "--kokkos-tools-help", "--kokkos-print-configuration"};
+  static char const* const texts[] = {"--kokkos-tools-library", "--kokkos-tools-libs", "--kokkos-tools-args",
+                                      "--kokkos-map-device-id-by"};
+  // Digits only (no sign, blank or base prefix), as Kokkos 3 requires, within [minimum, maximum].
+  auto integer_problem = [](std::string const& text, long long minimum, long long maximum) -> std::string {
+    bool const digits = !text.empty() && text.size() <= 9 &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && std::stoll(text) >= minimum && std::stoll(text) <= maximum) return std::string();
+    return "must be an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got '" +
+           text + "'";
+  };
   for (std::size_t a = 1; a < kokkos_args.size(); ++a) {
     std::string const arg = kokkos_args[a];
     std::size_t const eq = arg.find('=');
     std::string const flag = arg.substr(0, eq);
-    for (auto const& limit : limits) {
+    std::string const value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+    bool known = false;
+    for (auto const& limit : integers) {
       if (flag != limit.flag) continue;
-      std::string const value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
-      std::string text = value;
-      std::string const problem = integer_in(limit.minimum, limit.maximum)(text);
-      if (eq == std::string::npos || !problem.empty()) {
-        return flag + ": " + (eq == std::string::npos ? "needs a value, as in " + flag + "=N" : problem);
-      }
+      known = true;
+      if (eq == std::string::npos) return flag + ": needs a value, as in " + flag + "=N";
+      std::string const problem = integer_problem(value, limit.minimum, limit.maximum);
+      if (!problem.empty()) return flag + ": " + problem;
     }
+    if (flag == "--kokkos-ndevices" || flag == "--kokkos-num-devices") {
+      // N or N,SKIP: N devices per node, and the device to skip.
+      known = true;
+      if (eq == std::string::npos) return flag + ": needs a value, as in " + flag + "=N or " + flag + "=N,SKIP";
+      std::size_t const comma = value.find(',');
+      std::string problem = integer_problem(value.substr(0, comma), 1, 4096);
+      if (problem.empty() && comma != std::string::npos) problem = integer_problem(value.substr(comma + 1), 0, 4096);
+      if (!problem.empty()) return flag + ": " + problem;
+    }
+    for (char const* name : switches) {
+      if (flag != name) continue;
+      known = true;
+      if (eq != std::string::npos) return flag + ": takes no value, got '" + value + "'";
+    }
+    for (char const* name : texts) {
+      if (flag != name) continue;
+      known = true;
+      if (value.empty()) return flag + ": needs a value, as in " + flag + "=VALUE";
+    }
+    if (!known) return flag + ": not a Kokkos flag this program knows (see --kokkos-help)";
   }
   return std::nullopt;
 }

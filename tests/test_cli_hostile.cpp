@@ -195,7 +195,7 @@ void log_json_onto_an_input_or_output_is_refused() {
 
 // ------------------------------------------------------------------------------------------- limits of values
 
-void kokkos_thread_counts_out_of_range_are_refused() {
+void kokkos_flags_out_of_range_or_malformed_are_refused() {
   ScratchDirectory dir("t3k_hostile");
   write_text(dir.file("run.yaml"), synthetic_config());
   for (char const* value : {"abc", "-3", "0", "100000", "600", ""}) {
@@ -205,6 +205,18 @@ void kokkos_thread_counts_out_of_range_are_refused() {
                            " --kokkos-threads=" + value),
                    "--kokkos-threads");
   }
+  // Every --kokkos-* flag is checked before Kokkos sees it, for fit as for the other commands: Kokkos 3 throws
+  // from Kokkos::initialize on a value that is not plain digits.
+  for (char const* arg : {"--kokkos-threads=+4", "--kokkos-threads= 4", "--kokkos-ndevices=-5", "--kokkos-ndevices=abc",
+                          "--kokkos-ndevices=2,x", "--kokkos-num-devices=", "--kokkos-numa=+1", "--kokkos-device-id=0x1",
+                          "--kokkos-thread=4", "--kokkos-help=yes"}) {
+    std::string const flag = std::string(arg).substr(0, std::string(arg).find('='));
+    expect_refused(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " " + quoted(arg)), flag);
+    expect_refused(run_cli("frame --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5")) +
+                           " " + quoted(arg)),
+                   flag);
+  }
+  EXPECT_EQ(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " --kokkos-ndevices=1,0").exit_code, 0);
   write_text(dir.file("threads.yaml"), synthetic_config("", "kokkos:\n  threads: 600\n"));
   expect_refused(run_cli("fit --quiet " + quoted(dir.file("threads.yaml"))), "kokkos.threads");
 }
@@ -574,7 +586,7 @@ TEST(CliHostile, StaleTemporariesAreRemovedAndLinksNeverFollowed) {
 }
 TEST(CliHostile, LogJsonThroughASymbolicLinkIsRefused) { log_json_through_a_symbolic_link_is_refused(); }
 TEST(CliHostile, LogJsonOntoAnInputOrOutputIsRefused) { log_json_onto_an_input_or_output_is_refused(); }
-TEST(CliHostile, KokkosThreadCountsOutOfRangeAreRefused) { kokkos_thread_counts_out_of_range_are_refused(); }
+TEST(CliHostile, KokkosFlagsOutOfRangeOrMalformedAreRefused) { kokkos_flags_out_of_range_or_malformed_are_refused(); }
 TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
   ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
 }
