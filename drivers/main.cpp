@@ -359,6 +359,17 @@ int run_estimate_chunk(Options const& opt) {
 }
 
 int estimate_chunk(Options const& opt) {
+  // One extent whose float64 entries alone pass 2^64 bytes: named here; larger products are refused by the model.
+  for (auto const& [flag, values] :
+       {std::make_pair("--mode-shapes", &opt.mode_shapes), std::make_pair("--tucker-ranks", &opt.tucker_ranks),
+        std::make_pair("--tt-ranks", &opt.tt_ranks)}) {
+    for (std::size_t v : *values) {
+      if (!io::checked_product(v, sizeof(double) * 2)) {
+        throw UsageError(std::string(flag) + ": " + std::to_string(v) +
+                         " is too large: its entries alone pass 2^64 bytes");
+      }
+    }
+  }
   std::uint64_t const max_bytes = opt.max_bytes.empty() ? 0 : parse_bytes(opt.max_bytes, "--max-bytes");
   auto const scalar = opt.scalar == "float" ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
   std::size_t const n_probes = opt.n_probes, n_tangent = opt.n_tangent, n_shards = opt.n_shards;
@@ -550,8 +561,8 @@ std::optional<std::string> check_kokkos_args(std::vector<char*> const& kokkos_ar
     bool const digits = !text.empty() && text.size() <= 9 &&
                         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (digits && std::stoll(text) >= minimum && std::stoll(text) <= maximum) return std::string();
-    return "must be an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got '" +
-           text + "'";
+    return "must be an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got '" + text +
+           "'";
   };
   for (std::size_t a = 1; a < kokkos_args.size(); ++a) {
     std::string const arg = kokkos_args[a];

@@ -208,8 +208,8 @@ void kokkos_flags_out_of_range_or_malformed_are_refused() {
   // Every --kokkos-* flag is checked before Kokkos sees it, for fit as for the other commands: Kokkos 3 throws
   // from Kokkos::initialize on a value that is not plain digits.
   for (char const* arg : {"--kokkos-threads=+4", "--kokkos-threads= 4", "--kokkos-ndevices=-5", "--kokkos-ndevices=abc",
-                          "--kokkos-ndevices=2,x", "--kokkos-num-devices=", "--kokkos-numa=+1", "--kokkos-device-id=0x1",
-                          "--kokkos-thread=4", "--kokkos-help=yes"}) {
+                          "--kokkos-ndevices=2,x", "--kokkos-num-devices=", "--kokkos-numa=+1",
+                          "--kokkos-device-id=0x1", "--kokkos-thread=4", "--kokkos-help=yes"}) {
     std::string const flag = std::string(arg).substr(0, std::string(arg).find('='));
     expect_refused(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " " + quoted(arg)), flag);
     expect_refused(run_cli("frame --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5")) +
@@ -245,6 +245,18 @@ void estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units() {
       "--n-probes 100000000000");
   expect_refused(big, "--n-probes");
   EXPECT_EQ(big.output.find("chunk_none"), std::string::npos) << "half an answer was printed: " << big.output;
+  // Extents near 2^64: one alone is refused naming its flag; products past 2^64 bytes by the model, never an abort.
+  auto const huge_shape = run_cli(
+      "estimate-chunk --mode-shapes 16,2,8,18446744073709551615 --tucker-ranks 8,2,2,8 --tt-ranks 1,1,3,64,1 "
+      "--order 8 --n-probes 64");
+  expect_refused(huge_shape, "--mode-shapes: 18446744073709551615");
+  expect_refused(run_cli("estimate-chunk --mode-shapes 16,2,8,8 --tucker-ranks 8,2,2,8 "
+                         "--tt-ranks 1,1,18446744073709551615,64,1 --order 8 --n-probes 64"),
+                 "--tt-ranks");
+  expect_refused(
+      run_cli("estimate-chunk --mode-shapes 4294967296,4294967296,4294967296 --tucker-ranks "
+              "4294967296,4294967296,4294967296 --tt-ranks 1,4294967296,4294967296,1 --order 2 --n-probes 64"),
+      "--mode-shapes");
   for (char const* bad : {"1e30", "nan", "-5", "0", "inf", "4XB", "0x10"}) {
     expect_refused(run_cli(shapes + "--n-probes 1000 --max-bytes " + std::string(bad)), "--max-bytes");
   }
@@ -600,9 +612,7 @@ TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
 TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
   bad_attributes_and_huge_declared_shapes_are_refused();
 }
-TEST(CliHostile, DataInOtherFilesIsRefusedWithoutReadingThem) {
-  data_in_other_files_is_refused_without_reading_them();
-}
+TEST(CliHostile, DataInOtherFilesIsRefusedWithoutReadingThem) { data_in_other_files_is_refused_without_reading_them(); }
 TEST(CliHostile, CheckpointsWithImpossibleValuesAreRefused) { checkpoints_with_impossible_values_are_refused(); }
 TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
   transposed_jets_are_refused_with_the_expected_shape();
