@@ -13,6 +13,7 @@
 #include "drivers/collective.hpp"
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
+#include "drivers/finite_results.hpp"
 #include "drivers/fit_command.hpp"
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
@@ -161,6 +162,7 @@ int run_jets(Options const& opt, Communicator const& comm) {
     auto const pp = to_device(probes.p);
     auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
     for (auto const& zi : z) jets.push_back(to_host(zi));
+    cli::require_finite_results("/jets", jets);
   });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/jets/" + std::to_string(i), jets[i]);
@@ -178,6 +180,12 @@ int run_frame(Options const& opt) {
   Space space;
   auto const x = t3k::copy_t3_to<Mem>(space, x_host);
   auto const frame = copy_frame<Kokkos::HostSpace>(t3k::orthogonal_frame(space, x));
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    cli::require_finite_result("/frame/up_tucker/" + std::to_string(i), frame.up_tucker(i));
+    cli::require_finite_result("/frame/left_tt/" + std::to_string(i), frame.left_tt(i));
+    cli::require_finite_result("/frame/right_tt/" + std::to_string(i), frame.right_tt(i));
+    cli::require_finite_result("/frame/outer_tt/" + std::to_string(i), frame.outer_tt(i));
+  }
   io::Writer out(opt.out);
   out.write_frame(frame);
   io::RootAttributes a;
@@ -215,6 +223,7 @@ int run_jv(Options const& opt, Communicator const& comm) {
       Kokkos::deep_copy(first, Kokkos::subview(all, 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
       jets.push_back(first);
     }
+    cli::require_finite_results("/tangent_jets", jets);
   });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/tangent_jets/" + std::to_string(i), jets[i]);
@@ -262,7 +271,14 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   // reduction; per probe, this rank's rows. Its shape checks are collective, so it fails on every rank or none.
   auto const grad_device = t3k::probe_derivatives_transpose(space, comm, frame, ww, pp, residual, options);
   io::HostVariation grad;
-  cli::collectively(comm, cli::command_exit_code, [&] { grad = copy_variation<Kokkos::HostSpace>(grad_device); });
+  cli::collectively(comm, cli::command_exit_code, [&] {
+    grad = copy_variation<Kokkos::HostSpace>(grad_device);
+    std::string const group = opt.per_probe ? "/grad_per_probe" : "/grad";
+    for (std::size_t i = 0; i < grad.n_modes(); ++i) {
+      cli::require_finite_result(group + "/tucker/" + std::to_string(i), grad.tucker[i]);
+      cli::require_finite_result(group + "/tt/" + std::to_string(i), grad.tt[i]);
+    }
+  });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   if (opt.per_probe) {
     for (std::size_t i = 0; i < grad.n_modes(); ++i) {

@@ -25,6 +25,7 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -301,6 +302,33 @@ void non_finite_entries_are_refused_naming_the_dataset() {
     }
     expect_refused(r, c.dataset);
     EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+  }
+}
+
+/// Finite inputs near 1e300 whose results overflow: each command refuses with exit 1 naming the first dataset of
+/// its result that is not finite, in one line, and writes nothing.
+void results_that_overflow_are_refused_and_nothing_is_written() {
+  ScratchDirectory dir("t3k_hostile");
+  struct Case {
+    char const* command;
+    std::vector<std::string> scaled;
+    char const* named;
+  };
+  for (Case const& c : {Case{"jets", {"/t3/tucker_cores/0", "/probes/w/1", "/probes/w/2"}, "/jets/0"},
+                        Case{"frame", {"/t3/tt_cores/0", "/t3/tt_cores/1", "/t3/tt_cores/2"}, "/frame/"},
+                        Case{"jv", {"/variation/tucker/0", "/probes/w/1", "/probes/w/2"}, "/tangent_jets/0"},
+                        Case{"jtr", {"/residual/0", "/probes/w/1", "/probes/w/2"}, "/grad/tucker/0"}}) {
+    std::string const in = dir.file("in.h5");
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+    for (auto const& name : c.scaled) t3k_test::h5::set_entry(in, name, 0, 1e300);
+    auto const r = run_cli(std::string(c.command) + " --in " + quoted(in) + " --out " + quoted(dir.file("out.h5")));
+    EXPECT_EQ(r.exit_code, 1) << c.command << ": " << r.output;
+    EXPECT_NE(r.output.find(c.named), std::string::npos) << c.command << ": " << r.output;
+    EXPECT_NE(r.output.find("nothing was written"), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+    EXPECT_FALSE(fs::exists(dir.file("out.h5"))) << c.command;
+    EXPECT_EQ(dir.n_entries(), 1u) << c.command << ": a temporary was left behind";
   }
 }
 
@@ -606,6 +634,9 @@ TEST(CliHostile, EstimateChunkRefusesSizesPast64BitsAndReadsByteUnits) {
   estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units();
 }
 TEST(CliHostile, NonFiniteEntriesAreRefusedNamingTheDataset) { non_finite_entries_are_refused_naming_the_dataset(); }
+TEST(CliHostile, ResultsThatOverflowAreRefusedAndNothingIsWritten) {
+  results_that_overflow_are_refused_and_nothing_is_written();
+}
 TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
   element_types_other_than_float32_and_float64_are_refused();
 }
