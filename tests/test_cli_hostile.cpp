@@ -194,6 +194,31 @@ void log_json_onto_an_input_or_output_is_refused() {
   EXPECT_EQ(read_text(data), data_before) << "the data file was overwritten";
 }
 
+/// A run refused after its configuration loaded (its data file) leaves no run directory; a new run (not --resume)
+/// in the directory of an earlier one moves that run's checkpoint aside, so that no stale checkpoint of other
+/// ranks sits next to the new outputs.
+void refused_runs_leave_no_directory_and_new_runs_no_stale_checkpoint() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const data = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), data);
+  t3k_test::h5::set_entry(data, "/probes/w/0", 0, std::numeric_limits<double>::quiet_NaN());
+  write_text(dir.file("data.yaml"), data_config(data));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("data.yaml"))), "/probes/w/0");
+  EXPECT_FALSE(fs::exists(dir.file("run"))) << "the refused run left its directory";
+
+  write_text(dir.file("a.yaml"), synthetic_config("", "  checkpoint_every: 1\n"));
+  ASSERT_EQ(run_cli("fit --quiet " + quoted(dir.file("a.yaml"))).exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir.file("run/checkpoint.h5")));
+  // Other ranks, no checkpoints, same directory.
+  write_text(dir.file("b.yaml"), synthetic_config("[1, 1, 1, 1]"));
+  auto const r = run_cli("fit " + quoted(dir.file("b.yaml")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("run/checkpoint.h5"))) << "a stale checkpoint was left next to the new outputs";
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint.h5.previous")));
+  EXPECT_NE(r.output.find("checkpoint.h5.previous"), std::string::npos) << r.output;
+  expect_refused(run_cli("fit --quiet --resume " + quoted(dir.file("b.yaml"))), "no checkpoint");
+}
+
 // ------------------------------------------------------------------------------------------- limits of values
 
 void kokkos_flags_out_of_range_or_malformed_are_refused() {
@@ -626,6 +651,9 @@ TEST(CliHostile, StaleTemporariesAreRemovedAndLinksNeverFollowed) {
 }
 TEST(CliHostile, LogJsonThroughASymbolicLinkIsRefused) { log_json_through_a_symbolic_link_is_refused(); }
 TEST(CliHostile, LogJsonOntoAnInputOrOutputIsRefused) { log_json_onto_an_input_or_output_is_refused(); }
+TEST(CliHostile, RefusedRunsLeaveNoDirectoryAndNewRunsNoStaleCheckpoint) {
+  refused_runs_leave_no_directory_and_new_runs_no_stale_checkpoint();
+}
 TEST(CliHostile, KokkosFlagsOutOfRangeOrMalformedAreRefused) { kokkos_flags_out_of_range_or_malformed_are_refused(); }
 TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
   ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
