@@ -33,7 +33,17 @@ CLI::App* add_fit_command(CLI::App& app, FitCommandOptions& options) {
   fit->add_option("--log-json", options.run.log_json, "write one JSON object per iteration to this file");
   fit->add_flag("--plain-log", options.run.force_plain_log, "plain log lines even on a terminal");
   // Test aid (hidden): simulates a kill right after the checkpoint of iteration N is written; exits 3.
-  fit->add_option("--stop-after", options.run.stop_after, "")->group("");
+  fit->add_option_function<std::string>(
+         "--stop-after",
+         [&options](std::string const& text) {
+           // Digits only: CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+           if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
+             throw CLI::ValidationError("--stop-after", "must be a whole number (digits only), got '" + text + "'");
+           }
+           options.run.stop_after = std::stoull(text);
+         },
+         "")
+      ->group("");
   return fit;
 }
 

@@ -553,6 +553,16 @@ CLI::Validator integer_at_least(long long minimum) {
       "INT>=" + std::to_string(minimum));
 }
 
+/// A whole number written in plain digits: CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return std::string();
+        return "must be a whole number (digits only), got '" + text + "'";
+      },
+      "UINT");
+}
+
 /// Checks every --kokkos-* argument before Kokkos parses it: Kokkos 3 throws from Kokkos::initialize on a value
 /// that is not plain digits ("+4", "-5", "abc"), or overflows a thread table on a huge one, and ignores a misspelt
 /// flag. Returns the message for the first bad one.
@@ -655,7 +665,7 @@ int main(int argc, char** argv) {
 
   auto* demo = app.add_subcommand("demo", "probe jets of a built-in random T3, checked against a dense contraction");
   demo->add_option("--probes", opt.demo_probes, "number of probe pairs W")->check(integer_at_least(1));
-  demo->add_option("--seed", opt.seed, "random seed");
+  demo->add_option("--seed", opt.seed, "random seed")->check(whole_number());
 
   auto* jets = app.add_subcommand("jets", "read /t3 and /probes, write the probe jets /jets");
   add_in_out(jets, opt);

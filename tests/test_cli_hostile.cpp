@@ -247,6 +247,18 @@ void kokkos_flags_out_of_range_or_malformed_are_refused() {
   expect_refused(run_cli("fit --quiet " + quoted(dir.file("threads.yaml"))), "kokkos.threads");
 }
 
+/// Unsigned flags take digits only: CLI11 would read "-1" as 2^64 - 1.
+void negative_or_empty_unsigned_flags_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  for (char const* value : {"-1", "''", "+3", "1e3"}) {
+    expect_refused(run_cli(std::string("demo --probes 10 --seed ") + value), "--seed");
+  }
+  write_text(dir.file("run.yaml"), synthetic_config());
+  expect_refused(run_cli("fit --quiet --stop-after -1 " + quoted(dir.file("run.yaml"))), "--stop-after");
+  EXPECT_FALSE(fs::exists(dir.file("run")));
+  EXPECT_EQ(run_cli("demo --probes 10 --seed 18446744073709551615").exit_code, 0);
+}
+
 void ranks_and_probe_counts_past_memory_are_refused_naming_the_key() {
   ScratchDirectory dir("t3k_hostile");
   write_text(dir.file("a.yaml"), synthetic_config("[1, 2147483648, 2, 1]"));
@@ -655,6 +667,7 @@ TEST(CliHostile, RefusedRunsLeaveNoDirectoryAndNewRunsNoStaleCheckpoint) {
   refused_runs_leave_no_directory_and_new_runs_no_stale_checkpoint();
 }
 TEST(CliHostile, KokkosFlagsOutOfRangeOrMalformedAreRefused) { kokkos_flags_out_of_range_or_malformed_are_refused(); }
+TEST(CliHostile, NegativeOrEmptyUnsignedFlagsAreRefused) { negative_or_empty_unsigned_flags_are_refused(); }
 TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
   ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
 }
