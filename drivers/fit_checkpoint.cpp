@@ -76,14 +76,14 @@ constexpr double max_whole_number = 9007199254740992.0;
 
 /// What a checkpoint value may be.
 enum class Allowed {
-  whole,           ///< an integer from 0 to 2^53
-  flag,            ///< 0 or 1
-  real,            ///< finite, magnitude at most max_state_magnitude
-  nonnegative,     ///< real and >= 0
-  nan_or_real,     ///< NaN (not recorded) or real
-  nan_or_nonneg,   ///< NaN (not recorded) or nonnegative
-  inf_or_nonneg,   ///< +Inf (nothing seen yet) or nonnegative
-  half_word        ///< an integer from 0 to 2^32 - 1 (half of a 64-bit word)
+  whole,          ///< an integer from 0 to 2^53
+  flag,           ///< 0 or 1
+  real,           ///< finite, magnitude at most max_state_magnitude
+  nonnegative,    ///< real and >= 0
+  nan_or_real,    ///< NaN (not recorded) or real
+  nan_or_nonneg,  ///< NaN (not recorded) or nonnegative
+  inf_or_nonneg,  ///< +Inf (nothing seen yet) or nonnegative
+  half_word       ///< an integer from 0 to 2^32 - 1 (half of a 64-bit word)
 };
 
 std::string value_text(double v) {
@@ -116,7 +116,7 @@ std::string disallowed(double v, Allowed allowed) {
       return std::isnan(v) || (real && v >= 0) ? std::string() : "expected NaN or a finite number from 0 to 1e150";
     case Allowed::inf_or_nonneg:
       return (std::isinf(v) && v > 0) || (real && v >= 0) ? std::string()
-                                                           : "expected +Inf or a finite number from 0 to 1e150";
+                                                          : "expected +Inf or a finite number from 0 to 1e150";
   }
   return std::string();
 }
@@ -128,13 +128,12 @@ void require(std::string const& path, std::string const& where, double v, Allowe
 }
 
 /// What each history column may hold (decode_history's order); NaN marks what an iteration did not evaluate.
-constexpr Allowed history_allowed[] = {Allowed::whole,         Allowed::nan_or_nonneg, Allowed::nan_or_nonneg,
-                                       Allowed::nan_or_nonneg, Allowed::nan_or_real,   Allowed::nonnegative,
-                                       Allowed::whole,         Allowed::nan_or_nonneg, Allowed::nan_or_nonneg,
-                                       Allowed::whole};
-constexpr char const* history_names[] = {"iteration",      "loss",       "relative_residual",
-                                         "gradient_norm",  "step",       "elapsed_seconds",
-                                         "chunk_size",     "minibatch_loss", "validation_relative_residual",
+constexpr Allowed history_allowed[] = {
+    Allowed::whole,       Allowed::nan_or_nonneg, Allowed::nan_or_nonneg, Allowed::nan_or_nonneg, Allowed::nan_or_real,
+    Allowed::nonnegative, Allowed::whole,         Allowed::nan_or_nonneg, Allowed::nan_or_nonneg, Allowed::whole};
+constexpr char const* history_names[] = {"iteration",     "loss",           "relative_residual",
+                                         "gradient_norm", "step",           "elapsed_seconds",
+                                         "chunk_size",    "minibatch_loss", "validation_relative_residual",
                                          "rank_stage"};
 
 /// What a named optimizer scalar may hold (optimizer_common.hpp, rank_continuation.hpp; the rest are reals).
@@ -152,7 +151,8 @@ Allowed scalar_allowed(std::string const& name) {
 /// Refuses an entry of a moment array beyond max_state_magnitude (the reader has refused non-finite ones).
 template <class View>
 void require_moderate(std::string const& path, std::string const& name, View const& v) {
-  for (std::size_t e = 0; e < v.span(); ++e) require(path, name + " (entry " + std::to_string(e) + ")", v.data()[e], Allowed::real);
+  for (std::size_t e = 0; e < v.span(); ++e)
+    require(path, name + " (entry " + std::to_string(e) + ")", v.data()[e], Allowed::real);
 }
 
 void write_cores(io::Writer& w, std::string const& group, DeviceT3 const& x) {
