@@ -15,6 +15,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace t3k {
@@ -32,7 +33,17 @@ CLI::App* add_fit_command(CLI::App& app, FitCommandOptions& options) {
   fit->add_option("--log-json", options.run.log_json, "write one JSON object per iteration to this file");
   fit->add_flag("--plain-log", options.run.force_plain_log, "plain log lines even on a terminal");
   // Test aid (hidden): simulates a kill right after the checkpoint of iteration N is written; exits 3.
-  fit->add_option("--stop-after", options.run.stop_after, "")->group("");
+  fit->add_option_function<std::string>(
+         "--stop-after",
+         [&options](std::string const& text) {
+           // Digits only: CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+           if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
+             throw CLI::ValidationError("--stop-after", "must be a whole number (digits only), got '" + text + "'");
+           }
+           options.run.stop_after = std::stoull(text);
+         },
+         "")
+      ->group("");
   return fit;
 }
 
@@ -80,7 +91,15 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   int kokkos_argc = int(kokkos_args.size());
   kokkos_args.push_back(nullptr);
 
-  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_args.data());
+  // Kokkos::initialize throws on arguments it rejects (a flag that disagrees with its KOKKOS_* environment
+  // variable): a message and exit 2 rather than an uncaught exception.
+  std::optional<Kokkos::ScopeGuard> kokkos;
+  try {
+    kokkos.emplace(kokkos_argc, kokkos_args.data());
+  } catch (std::exception const& e) {
+    if (root) fmt::print(stderr, "t3k fit: error: {}\n", e.what());
+    return cli::exit_bad_input;
+  }
   try {
     return run_fit(config, options.run, comm);
   } catch (std::exception const& e) {

@@ -142,6 +142,98 @@ Result run_optimizer(Config const& config, Space const& space, Setup const& setu
       config.optimizer.options);
 }
 
+/// Refuses a --log-json path that is one of the run's inputs (the configuration, data, validation and init files,
+/// the checkpoint) under any name, a hard link included, or one of the files the run writes: the log would
+/// overwrite it.
+void check_log_json(Config const& config, RunOptions const& options, std::string const& dir) {
+  if (options.log_json.empty()) return;
+  std::vector<std::pair<std::string, std::string>> inputs{{"the configuration file", config.file}};
+  if (config.source == ProblemSource::data) inputs.push_back({"problem.data.file", config.data.resolved_file});
+  if (config.validation.source == ValidationSource::file) {
+    inputs.push_back({"validation.file", config.validation.resolved_file});
+  }
+  if (config.model.init == InitKind::file) inputs.push_back({"model.init.file", config.model.resolved_file});
+  for (auto const& [what, path] : inputs) {
+    if (!path.empty() && io::same_file(options.log_json, path)) {
+      throw FitUsageError("--log-json: '" + options.log_json + "' is " + what + " (" + path +
+                          "); the log would overwrite it: choose another file");
+    }
+  }
+  // The run's outputs need not exist yet: compare their normalized paths (symbolic links resolved as far as they
+  // exist), and existing files by identity.
+  std::error_code ec;
+  fs::path const log = fs::weakly_canonical(options.log_json, ec);
+  for (char const* name :
+       {RunFiles::model, RunFiles::history, RunFiles::summary, RunFiles::plot, RunFiles::checkpoint}) {
+    std::string const output = (fs::path(dir) / name).string();
+    std::error_code ec_output;
+    fs::path const canonical = fs::weakly_canonical(output, ec_output);
+    if (io::same_file(options.log_json, output) || (!ec && !ec_output && log == canonical)) {
+      throw FitUsageError("--log-json: '" + options.log_json + "' is the run's " + name + " (" + output +
+                          "): choose another file");
+    }
+  }
+}
+
+/// The output files of a run in `dir`.
+std::vector<std::string> run_file_paths(std::string const& dir) {
+  std::vector<std::string> out;
+  for (char const* name :
+       {RunFiles::model, RunFiles::history, RunFiles::summary, RunFiles::plot, RunFiles::checkpoint}) {
+    out.push_back((fs::path(dir) / name).string());
+  }
+  return out;
+}
+
+/// Checks, without creating anything, that the run directory can be made (its nearest existing ancestor is a
+/// writable directory) or is a directory whose output names are regular files or absent: a FIFO, directory or
+/// socket in their place is refused before the fit runs, not after.
+void check_run_directory(Config const& config, std::string const& dir) {
+  fs::path existing = fs::absolute(dir);
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path()) {
+    existing = existing.parent_path();
+  }
+  if (!fs::is_directory(existing, ec)) {
+    throw config.error_at("output.directory",
+                          "cannot create the run directory " + dir + ": " + existing.string() + " is not a directory");
+  }
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    throw config.error_at("output.directory",
+                          "cannot create the run directory " + dir + ": " + existing.string() + " is not writable");
+  }
+  for (auto const& output : run_file_paths(dir)) {
+    try {
+      (void)io::output_target(output, "output.directory");
+    } catch (io::FileError const& e) {
+      throw config.error_at("output.directory", e.what());
+    }
+  }
+}
+
+/// Creates the run directory. A new run (not --resume) moves a checkpoint left there by an earlier run to
+/// checkpoint.h5.previous: it belongs to that run, and a later --resume must not continue it by mistake.
+void prepare_run_directory(Config const& config, std::string const& dir, RunOptions const& options) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw config.error_at("output.directory",
+                          "cannot create the run directory " + dir + (ec ? ": " + ec.message() : std::string()));
+  }
+  std::string const checkpoint = (fs::path(dir) / RunFiles::checkpoint).string();
+  if (options.resume || !fs::is_regular_file(checkpoint)) return;
+  std::string const previous = checkpoint + ".previous";
+  fs::rename(checkpoint, previous, ec);
+  if (ec) {
+    throw config.error_at("output.directory",
+                          "cannot move the earlier run's " + checkpoint + " to " + previous + ": " + ec.message());
+  }
+  if (!options.quiet) {
+    fmt::print(stderr, "t3k fit: note: moved the earlier run's checkpoint to {} (a new run does not continue it)\n",
+               previous);
+  }
+}
+
 }  // namespace
 
 // With several ranks every step that may fail on some ranks only (reading files, rank 0 writing) runs inside
@@ -153,22 +245,8 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   std::string const checkpoint_path = (fs::path(dir) / RunFiles::checkpoint).string();
   cli::collectively(comm, cli::fit_exit_code, [&] {
     if (!root) return;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir)) {
-      throw config.error_at("output.directory",
-                            "cannot create the run directory " + dir + (ec ? ": " + ec.message() : std::string()));
-    }
-    // Outputs are regular files (or character devices, written through): a FIFO, directory or socket in their
-    // place is refused before the fit runs, not after.
-    for (char const* name :
-         {RunFiles::model, RunFiles::history, RunFiles::summary, RunFiles::plot, RunFiles::checkpoint}) {
-      try {
-        (void)io::output_target((fs::path(dir) / name).string(), "output.directory");
-      } catch (io::FileError const& e) {
-        throw config.error_at("output.directory", e.what());
-      }
-    }
+    check_log_json(config, options, dir);
+    check_run_directory(config, dir);
   });
   LoadedCheckpoint resume;
   // Every rank reads the checkpoint (read-only, so the run directory must be visible to every rank): the same bits
@@ -200,6 +278,11 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
                         impl::shape_string(resume.checkpoint.x.mode_shapes()) + " but the problem has " +
                         impl::shape_string(setup.mode_shapes));
   }
+  // The run directory is made only now that the configuration and the data have passed every check: a refused
+  // run leaves nothing behind.
+  cli::collectively(comm, cli::fit_exit_code, [&] {
+    if (root) prepare_run_directory(config, dir, options);
+  });
   double const t_setup = seconds_since(t_start);
   if (!options.quiet && root) {
     fmt::print("t3k fit: {}\n", setup.description);

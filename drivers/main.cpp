@@ -14,6 +14,7 @@
 #include "drivers/collective.hpp"
 #include "drivers/device_copies.hpp"
 #include "drivers/exit_codes.hpp"
+#include "drivers/finite_results.hpp"
 #include "drivers/fit_command.hpp"
 #include "drivers/measurement_commands.hpp"
 #include "t3k/io/file_safety.hpp"
@@ -163,6 +164,7 @@ int run_jets(Options const& opt, Communicator const& comm) {
     auto const pp = to_device(probes.p);
     auto const z = t3k::probe_derivatives(space, x, ww, pp, order);
     for (auto const& zi : z) jets.push_back(to_host(zi));
+    cli::require_finite_results("/jets", jets);
   });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/jets/" + std::to_string(i), jets[i]);
@@ -180,6 +182,12 @@ int run_frame(Options const& opt) {
   Space space;
   auto const x = t3k::copy_t3_to<Mem>(space, x_host);
   auto const frame = copy_frame<Kokkos::HostSpace>(t3k::orthogonal_frame(space, x));
+  for (std::size_t i = 0; i < frame.n_modes(); ++i) {
+    cli::require_finite_result("/frame/up_tucker/" + std::to_string(i), frame.up_tucker(i));
+    cli::require_finite_result("/frame/left_tt/" + std::to_string(i), frame.left_tt(i));
+    cli::require_finite_result("/frame/right_tt/" + std::to_string(i), frame.right_tt(i));
+    cli::require_finite_result("/frame/outer_tt/" + std::to_string(i), frame.outer_tt(i));
+  }
   io::Writer out(opt.out);
   out.write_frame(frame);
   io::RootAttributes a;
@@ -217,6 +225,7 @@ int run_jv(Options const& opt, Communicator const& comm) {
       Kokkos::deep_copy(first, Kokkos::subview(all, 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL));
       jets.push_back(first);
     }
+    cli::require_finite_results("/tangent_jets", jets);
   });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   for (std::size_t i = 0; i < jets.size(); ++i) out.write_view_rows("/tangent_jets/" + std::to_string(i), jets[i]);
@@ -264,7 +273,14 @@ int run_jtr(Options const& opt, Communicator const& comm) {
   // reduction; per probe, this rank's rows. Its shape checks are collective, so it fails on every rank or none.
   auto const grad_device = t3k::probe_derivatives_transpose(space, comm, frame, ww, pp, residual, options);
   io::HostVariation grad;
-  cli::collectively(comm, cli::command_exit_code, [&] { grad = copy_variation<Kokkos::HostSpace>(grad_device); });
+  cli::collectively(comm, cli::command_exit_code, [&] {
+    grad = copy_variation<Kokkos::HostSpace>(grad_device);
+    std::string const group = opt.per_probe ? "/grad_per_probe" : "/grad";
+    for (std::size_t i = 0; i < grad.n_modes(); ++i) {
+      cli::require_finite_result(group + "/tucker/" + std::to_string(i), grad.tucker[i]);
+      cli::require_finite_result(group + "/tt/" + std::to_string(i), grad.tt[i]);
+    }
+  });
   cli::ShardedWriter out(comm, cli::command_exit_code, opt.out);
   if (opt.per_probe) {
     for (std::size_t i = 0; i < grad.n_modes(); ++i) {
@@ -361,6 +377,17 @@ int run_estimate_chunk(Options const& opt) {
 }
 
 int estimate_chunk(Options const& opt) {
+  // One extent whose float64 entries alone pass 2^64 bytes: named here; larger products are refused by the model.
+  for (auto const& [flag, values] :
+       {std::make_pair("--mode-shapes", &opt.mode_shapes), std::make_pair("--tucker-ranks", &opt.tucker_ranks),
+        std::make_pair("--tt-ranks", &opt.tt_ranks)}) {
+    for (std::size_t v : *values) {
+      if (!io::checked_product(v, sizeof(double) * 2)) {
+        throw UsageError(std::string(flag) + ": " + std::to_string(v) +
+                         " is too large: its entries alone pass 2^64 bytes");
+      }
+    }
+  }
   std::uint64_t const max_bytes = opt.max_bytes.empty() ? 0 : parse_bytes(opt.max_bytes, "--max-bytes");
   auto const scalar = opt.scalar == "float" ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
   std::size_t const n_probes = opt.n_probes, n_tangent = opt.n_tangent, n_shards = opt.n_shards;
@@ -528,31 +555,76 @@ CLI::Validator integer_at_least(long long minimum) {
       "INT>=" + std::to_string(minimum));
 }
 
-/// Checks the numeric --kokkos-* arguments before Kokkos parses them (Kokkos 3 throws or overflows a thread table
-/// on bad ones). Returns the message for the first bad one.
+/// A whole number written in plain digits: CLI11 reads "-1" into an unsigned option as 2^64 - 1.
+CLI::Validator whole_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) return std::string();
+        return "must be a whole number (digits only), got '" + text + "'";
+      },
+      "UINT");
+}
+
+/// Checks every --kokkos-* argument before Kokkos parses it: Kokkos 3 throws from Kokkos::initialize on a value
+/// that is not plain digits ("+4", "-5", "abc"), or overflows a thread table on a huge one, and ignores a misspelt
+/// flag. Returns the message for the first bad one.
 std::optional<std::string> check_kokkos_args(std::vector<char*> const& kokkos_args) {
   struct Limit {
     char const* flag;
     long long minimum, maximum;
   };
-  static Limit const limits[] = {{"--kokkos-threads", 1, t3k::fit::max_kokkos_threads},
-                                 {"--kokkos-num-threads", 1, t3k::fit::max_kokkos_threads},
-                                 {"--kokkos-numa", 1, 64},
-                                 {"--kokkos-device", 0, 4096},
-                                 {"--kokkos-device-id", 0, 4096}};
+  static Limit const integers[] = {{"--kokkos-threads", 1, t3k::fit::max_kokkos_threads},
+                                   {"--kokkos-num-threads", 1, t3k::fit::max_kokkos_threads},
+                                   {"--kokkos-numa", 1, 64},
+                                   {"--kokkos-device", 0, 4096},
+                                   {"--kokkos-device-id", 0, 4096},
+                                   {"--kokkos-skip-device", 0, 4096}};
+  // Flags without a value, and flags whose value is Kokkos' own business (a tool library, its arguments, a word).
+  static char const* const switches[] = {"--kokkos-help", "--kokkos-disable-warnings", "--kokkos-tune-internals",
+                                         "--kokkos-tools-help", "--kokkos-print-configuration"};
+  static char const* const texts[] = {"--kokkos-tools-library", "--kokkos-tools-libs", "--kokkos-tools-args",
+                                      "--kokkos-map-device-id-by"};
+  // Digits only (no sign, blank or base prefix), as Kokkos 3 requires, within [minimum, maximum].
+  auto integer_problem = [](std::string const& text, long long minimum, long long maximum) -> std::string {
+    bool const digits = !text.empty() && text.size() <= 9 &&
+                        std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (digits && std::stoll(text) >= minimum && std::stoll(text) <= maximum) return std::string();
+    return "must be an integer from " + std::to_string(minimum) + " to " + std::to_string(maximum) + ", got '" + text +
+           "'";
+  };
   for (std::size_t a = 1; a < kokkos_args.size(); ++a) {
     std::string const arg = kokkos_args[a];
     std::size_t const eq = arg.find('=');
     std::string const flag = arg.substr(0, eq);
-    for (auto const& limit : limits) {
+    std::string const value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
+    bool known = false;
+    for (auto const& limit : integers) {
       if (flag != limit.flag) continue;
-      std::string const value = eq == std::string::npos ? std::string() : arg.substr(eq + 1);
-      std::string text = value;
-      std::string const problem = integer_in(limit.minimum, limit.maximum)(text);
-      if (eq == std::string::npos || !problem.empty()) {
-        return flag + ": " + (eq == std::string::npos ? "needs a value, as in " + flag + "=N" : problem);
-      }
+      known = true;
+      if (eq == std::string::npos) return flag + ": needs a value, as in " + flag + "=N";
+      std::string const problem = integer_problem(value, limit.minimum, limit.maximum);
+      if (!problem.empty()) return flag + ": " + problem;
     }
+    if (flag == "--kokkos-ndevices" || flag == "--kokkos-num-devices") {
+      // N or N,SKIP: N devices per node, and the device to skip.
+      known = true;
+      if (eq == std::string::npos) return flag + ": needs a value, as in " + flag + "=N or " + flag + "=N,SKIP";
+      std::size_t const comma = value.find(',');
+      std::string problem = integer_problem(value.substr(0, comma), 1, 4096);
+      if (problem.empty() && comma != std::string::npos) problem = integer_problem(value.substr(comma + 1), 0, 4096);
+      if (!problem.empty()) return flag + ": " + problem;
+    }
+    for (char const* name : switches) {
+      if (flag != name) continue;
+      known = true;
+      if (eq != std::string::npos) return flag + ": takes no value, got '" + value + "'";
+    }
+    for (char const* name : texts) {
+      if (flag != name) continue;
+      known = true;
+      if (value.empty()) return flag + ": needs a value, as in " + flag + "=VALUE";
+    }
+    if (!known) return flag + ": not a Kokkos flag this program knows (see --kokkos-help)";
   }
   return std::nullopt;
 }
@@ -595,7 +667,7 @@ int main(int argc, char** argv) {
 
   auto* demo = app.add_subcommand("demo", "probe jets of a built-in random T3, checked against a dense contraction");
   demo->add_option("--probes", opt.demo_probes, "number of probe pairs W")->check(integer_at_least(1));
-  demo->add_option("--seed", opt.seed, "random seed");
+  demo->add_option("--seed", opt.seed, "random seed")->check(whole_number());
 
   auto* jets = app.add_subcommand("jets", "read /t3 and /probes, write the probe jets /jets");
   add_in_out(jets, opt);

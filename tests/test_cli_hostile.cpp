@@ -21,8 +21,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -160,9 +163,65 @@ void log_json_through_a_symbolic_link_is_refused() {
   EXPECT_NE(read_text(dir.file("plain.json")).find("\"iteration\": 0"), std::string::npos);
 }
 
+/// --log-json onto an input (the configuration under any name, the data file, the init file, the checkpoint) or
+/// onto one of the run's outputs is refused before anything is written, as --out onto --in is.
+void log_json_onto_an_input_or_output_is_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const config = dir.file("run.yaml");
+  write_text(config, synthetic_config("", "  checkpoint_every: 1\n"));
+  fs::create_hard_link(config, dir.file("same.yaml"));
+  std::string const before = read_text(config);
+  for (std::string const& log : {config, dir.file("./run.yaml"), dir.file("same.yaml")}) {
+    expect_refused(run_cli("fit --quiet " + quoted(config) + " --log-json " + quoted(log)), "--log-json");
+    EXPECT_EQ(read_text(config), before) << "the configuration was overwritten";
+  }
+  EXPECT_FALSE(fs::exists(dir.file("run"))) << "a refused run left its directory";
+  // The checkpoint and the model of an earlier run in the same directory.
+  ASSERT_EQ(run_cli("fit --quiet " + quoted(config)).exit_code, 0);
+  std::string const checkpoint = read_text(dir.file("run/checkpoint.h5"));
+  for (char const* name : {"run/checkpoint.h5", "run/model.h5", "run/history.csv"}) {
+    expect_refused(run_cli("fit --quiet --resume " + quoted(config) + " --log-json " + quoted(dir.file(name))),
+                   "--log-json");
+  }
+  EXPECT_EQ(read_text(dir.file("run/checkpoint.h5")), checkpoint);
+  // The data file and the init file of a data problem.
+  std::string const data = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), data);
+  std::string const data_before = read_text(data);
+  write_text(dir.file("data.yaml"), data_config(data, "file: " + data));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("data.yaml")) + " --log-json " + quoted(data)),
+                 "problem.data.file");
+  EXPECT_EQ(read_text(data), data_before) << "the data file was overwritten";
+}
+
+/// A run refused after its configuration loaded (its data file) leaves no run directory; a new run (not --resume)
+/// in the directory of an earlier one moves that run's checkpoint aside, so that no stale checkpoint of other
+/// ranks sits next to the new outputs.
+void refused_runs_leave_no_directory_and_new_runs_no_stale_checkpoint() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const data = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), data);
+  t3k_test::h5::set_entry(data, "/probes/w/0", 0, std::numeric_limits<double>::quiet_NaN());
+  write_text(dir.file("data.yaml"), data_config(data));
+  expect_refused(run_cli("fit --quiet " + quoted(dir.file("data.yaml"))), "/probes/w/0");
+  EXPECT_FALSE(fs::exists(dir.file("run"))) << "the refused run left its directory";
+
+  write_text(dir.file("a.yaml"), synthetic_config("", "  checkpoint_every: 1\n"));
+  ASSERT_EQ(run_cli("fit --quiet " + quoted(dir.file("a.yaml"))).exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir.file("run/checkpoint.h5")));
+  // Other ranks, no checkpoints, same directory.
+  write_text(dir.file("b.yaml"), synthetic_config("[1, 1, 1, 1]"));
+  auto const r = run_cli("fit " + quoted(dir.file("b.yaml")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir.file("run/checkpoint.h5"))) << "a stale checkpoint was left next to the new outputs";
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint.h5.previous")));
+  EXPECT_NE(r.output.find("checkpoint.h5.previous"), std::string::npos) << r.output;
+  expect_refused(run_cli("fit --quiet --resume " + quoted(dir.file("b.yaml"))), "no checkpoint");
+}
+
 // ------------------------------------------------------------------------------------------- limits of values
 
-void kokkos_thread_counts_out_of_range_are_refused() {
+void kokkos_flags_out_of_range_or_malformed_are_refused() {
   ScratchDirectory dir("t3k_hostile");
   write_text(dir.file("run.yaml"), synthetic_config());
   for (char const* value : {"abc", "-3", "0", "100000", "600", ""}) {
@@ -172,8 +231,32 @@ void kokkos_thread_counts_out_of_range_are_refused() {
                            " --kokkos-threads=" + value),
                    "--kokkos-threads");
   }
+  // Every --kokkos-* flag is checked before Kokkos sees it, for fit as for the other commands: Kokkos 3 throws
+  // from Kokkos::initialize on a value that is not plain digits.
+  for (char const* arg : {"--kokkos-threads=+4", "--kokkos-threads= 4", "--kokkos-ndevices=-5", "--kokkos-ndevices=abc",
+                          "--kokkos-ndevices=2,x", "--kokkos-num-devices=", "--kokkos-numa=+1",
+                          "--kokkos-device-id=0x1", "--kokkos-thread=4", "--kokkos-help=yes"}) {
+    std::string const flag = std::string(arg).substr(0, std::string(arg).find('='));
+    expect_refused(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " " + quoted(arg)), flag);
+    expect_refused(run_cli("frame --in " + quoted(testdata("case1_ragged.h5")) + " --out " + quoted(dir.file("o.h5")) +
+                           " " + quoted(arg)),
+                   flag);
+  }
+  EXPECT_EQ(run_cli("fit --quiet " + quoted(dir.file("run.yaml")) + " --kokkos-ndevices=1,0").exit_code, 0);
   write_text(dir.file("threads.yaml"), synthetic_config("", "kokkos:\n  threads: 600\n"));
   expect_refused(run_cli("fit --quiet " + quoted(dir.file("threads.yaml"))), "kokkos.threads");
+}
+
+/// Unsigned flags take digits only: CLI11 would read "-1" as 2^64 - 1.
+void negative_or_empty_unsigned_flags_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  for (char const* value : {"-1", "''", "+3", "1e3"}) {
+    expect_refused(run_cli(std::string("demo --probes 10 --seed ") + value), "--seed");
+  }
+  write_text(dir.file("run.yaml"), synthetic_config());
+  expect_refused(run_cli("fit --quiet --stop-after -1 " + quoted(dir.file("run.yaml"))), "--stop-after");
+  EXPECT_FALSE(fs::exists(dir.file("run")));
+  EXPECT_EQ(run_cli("demo --probes 10 --seed 18446744073709551615").exit_code, 0);
 }
 
 void ranks_and_probe_counts_past_memory_are_refused_naming_the_key() {
@@ -200,6 +283,18 @@ void estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units() {
       "--n-probes 100000000000");
   expect_refused(big, "--n-probes");
   EXPECT_EQ(big.output.find("chunk_none"), std::string::npos) << "half an answer was printed: " << big.output;
+  // Extents near 2^64: one alone is refused naming its flag; products past 2^64 bytes by the model, never an abort.
+  auto const huge_shape = run_cli(
+      "estimate-chunk --mode-shapes 16,2,8,18446744073709551615 --tucker-ranks 8,2,2,8 --tt-ranks 1,1,3,64,1 "
+      "--order 8 --n-probes 64");
+  expect_refused(huge_shape, "--mode-shapes: 18446744073709551615");
+  expect_refused(run_cli("estimate-chunk --mode-shapes 16,2,8,8 --tucker-ranks 8,2,2,8 "
+                         "--tt-ranks 1,1,18446744073709551615,64,1 --order 8 --n-probes 64"),
+                 "--tt-ranks");
+  expect_refused(
+      run_cli("estimate-chunk --mode-shapes 4294967296,4294967296,4294967296 --tucker-ranks "
+              "4294967296,4294967296,4294967296 --tt-ranks 1,4294967296,4294967296,1 --order 2 --n-probes 64"),
+      "--mode-shapes");
   for (char const* bad : {"1e30", "nan", "-5", "0", "inf", "4XB", "0x10"}) {
     expect_refused(run_cli(shapes + "--n-probes 1000 --max-bytes " + std::string(bad)), "--max-bytes");
   }
@@ -247,6 +342,33 @@ void non_finite_entries_are_refused_naming_the_dataset() {
   }
 }
 
+/// Finite inputs near 1e300 whose results overflow: each command refuses with exit 1 naming the first dataset of
+/// its result that is not finite, in one line, and writes nothing.
+void results_that_overflow_are_refused_and_nothing_is_written() {
+  ScratchDirectory dir("t3k_hostile");
+  struct Case {
+    char const* command;
+    std::vector<std::string> scaled;
+    char const* named;
+  };
+  for (Case const& c : {Case{"jets", {"/t3/tucker_cores/0", "/probes/w/1", "/probes/w/2"}, "/jets/0"},
+                        Case{"frame", {"/t3/tt_cores/0", "/t3/tt_cores/1", "/t3/tt_cores/2"}, "/frame/"},
+                        Case{"jv", {"/variation/tucker/0", "/probes/w/1", "/probes/w/2"}, "/tangent_jets/0"},
+                        Case{"jtr", {"/residual/0", "/probes/w/1", "/probes/w/2"}, "/grad/tucker/0"}}) {
+    std::string const in = dir.file("in.h5");
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+    for (auto const& name : c.scaled) t3k_test::h5::set_entry(in, name, 0, 1e300);
+    auto const r = run_cli(std::string(c.command) + " --in " + quoted(in) + " --out " + quoted(dir.file("out.h5")));
+    EXPECT_EQ(r.exit_code, 1) << c.command << ": " << r.output;
+    EXPECT_NE(r.output.find(c.named), std::string::npos) << c.command << ": " << r.output;
+    EXPECT_NE(r.output.find("nothing was written"), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+    EXPECT_FALSE(fs::exists(dir.file("out.h5"))) << c.command;
+    EXPECT_EQ(dir.n_entries(), 1u) << c.command << ": a temporary was left behind";
+  }
+}
+
 void element_types_other_than_float32_and_float64_are_refused() {
   ScratchDirectory dir("t3k_hostile");
   std::string const in = dir.file("in.h5");
@@ -289,6 +411,95 @@ void bad_attributes_and_huge_declared_shapes_are_refused() {
   auto const r = run_cli(jets_of(dir, in));
   expect_refused(r, "/probes/w/0");
   EXPECT_NE(r.output.find("available"), std::string::npos) << r.output;
+}
+
+/// Datasets whose data lies in another file: external storage, an external link (to a dataset or a group), a
+/// virtual dataset, and a soft link through an external one. Each is refused naming the object, without opening
+/// the other file: that file is a FIFO here, so following it would hang (each run is under a time limit).
+void data_in_other_files_is_refused_without_reading_them() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  std::string const fifo = dir.file("source.fifo");
+  std::string const other = dir.file("other.h5");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::copy_file(testdata("case1_ragged.h5"), other);
+  auto fresh = [&] {
+    fs::remove(in);
+    fs::copy_file(testdata("case1_ragged.h5"), in);
+  };
+  auto jets = [&] {
+    return t3k_test::run_shell("OMP_PROC_BIND=false timeout -k 5 60 " + quoted(T3K_CLI_PATH) + " " + jets_of(dir, in));
+  };
+  namespace h5 = t3k_test::h5;
+  struct Case {
+    std::function<void()> edit;
+    char const* named;
+  };
+  for (Case const& c : {
+           Case{[&] { h5::store_externally(in, "/probes/w/1", fifo); }, "/probes/w/1 keeps its data in external"},
+           Case{[&] { h5::store_externally(in, "/probes/w/1", dir.file("raw.bin")); }, "/probes/w/1 keeps"},
+           Case{[&] { h5::link_externally(in, "/probes/w/1", fifo, "/probes/w/1"); }, "/probes/w/1 is an external"},
+           Case{[&] { h5::link_externally(in, "/probes/p", other, "/probes/p"); }, "/probes/p is an external link"},
+           Case{[&] { h5::make_virtual(in, "/probes/w/1", fifo, "/probes/w/1"); }, "/probes/w/1 is a virtual"},
+           Case{[&] {
+                  h5::link_externally(in, "/elsewhere", fifo, "/probes/w/1");
+                  h5::link_softly(in, "/probes/w/1", "/elsewhere");
+                },
+                "/elsewhere is an external link"},
+       }) {
+    fresh();
+    std::ofstream(dir.file("raw.bin"), std::ios::binary) << std::string(1 << 16, '\0');
+    c.edit();
+    auto const r = jets();
+    expect_refused(r, c.named);
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+    EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+  }
+  // A soft link inside the file is read as its target.
+  fresh();
+  h5::link_softly(in, "/probes/w/1", "/probes/p/1");
+  auto const r = jets();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+/// A checkpoint is an input like any other: an iteration that is not a whole number, or a history, scalar or
+/// moment holding Inf or a value no finite run reaches (1e300), is refused naming the dataset.
+void checkpoints_with_impossible_values_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const config = dir.file("run.yaml");
+  write_text(config,
+             "problem:\n  synthetic: {mode_shapes: [4, 5, 3], tucker_ranks: [2, 2, 2], tt_ranks: [1, 2, 2, 1], "
+             "n_probes: 60, seed: 3}\nmodel:\n  init:\n    random: {seed: 1}\noptimizer:\n  name: adam\n"
+             "  max_iterations: 6\noutput:\n  directory: run\n  checkpoint_every: 1\n");
+  auto const first = run_cli("fit --quiet --stop-after 2 " + quoted(config));
+  ASSERT_EQ(first.exit_code, 3) << first.output;
+  std::string const checkpoint = dir.file("run/checkpoint.h5");
+  fs::copy_file(checkpoint, dir.file("good.h5"));
+  double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  struct Case {
+    char const* dataset;
+    std::size_t index;
+    double value;
+  };
+  for (Case const& c : {Case{"/checkpoint/iteration", 0, nan}, Case{"/checkpoint/iteration", 0, inf},
+                        Case{"/checkpoint/iteration", 0, 0.5}, Case{"/checkpoint/iteration", 0, 18446744073709551616.0},
+                        Case{"/checkpoint/iteration", 0, -1}, Case{"/checkpoint/history", 1, inf},
+                        Case{"/checkpoint/history", 11, 1e300}, Case{"/checkpoint/history", 10, 0.5},
+                        Case{"/checkpoint/second_moments", 0, inf}, Case{"/checkpoint/second_moments", 1, -1},
+                        Case{"/checkpoint/scalar_values", 0, 1e300}, Case{"/checkpoint/moment/tucker/0", 3, 1e300},
+                        Case{"/checkpoint/moment/tt/1", 0, inf}}) {
+    fs::remove(checkpoint);
+    fs::copy_file(dir.file("good.h5"), checkpoint);
+    t3k_test::h5::set_entry(checkpoint, c.dataset, c.index, c.value);
+    auto const r = run_cli("fit --quiet --resume " + quoted(config));
+    expect_refused(r, c.dataset);
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+  }
+  // The untouched checkpoint resumes.
+  fs::remove(checkpoint);
+  fs::copy_file(dir.file("good.h5"), checkpoint);
+  auto const resumed = run_cli("fit --quiet --resume " + quoted(config));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
 }
 
 /// Target jets written [W x N_i x K+1] instead of [W x K+1 x N_i]: K comes from the order attribute of /probes
@@ -451,7 +662,12 @@ TEST(CliHostile, StaleTemporariesAreRemovedAndLinksNeverFollowed) {
   stale_temporaries_are_removed_and_links_never_followed();
 }
 TEST(CliHostile, LogJsonThroughASymbolicLinkIsRefused) { log_json_through_a_symbolic_link_is_refused(); }
-TEST(CliHostile, KokkosThreadCountsOutOfRangeAreRefused) { kokkos_thread_counts_out_of_range_are_refused(); }
+TEST(CliHostile, LogJsonOntoAnInputOrOutputIsRefused) { log_json_onto_an_input_or_output_is_refused(); }
+TEST(CliHostile, RefusedRunsLeaveNoDirectoryAndNewRunsNoStaleCheckpoint) {
+  refused_runs_leave_no_directory_and_new_runs_no_stale_checkpoint();
+}
+TEST(CliHostile, KokkosFlagsOutOfRangeOrMalformedAreRefused) { kokkos_flags_out_of_range_or_malformed_are_refused(); }
+TEST(CliHostile, NegativeOrEmptyUnsignedFlagsAreRefused) { negative_or_empty_unsigned_flags_are_refused(); }
 TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
   ranks_and_probe_counts_past_memory_are_refused_naming_the_key();
 }
@@ -459,12 +675,17 @@ TEST(CliHostile, EstimateChunkRefusesSizesPast64BitsAndReadsByteUnits) {
   estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units();
 }
 TEST(CliHostile, NonFiniteEntriesAreRefusedNamingTheDataset) { non_finite_entries_are_refused_naming_the_dataset(); }
+TEST(CliHostile, ResultsThatOverflowAreRefusedAndNothingIsWritten) {
+  results_that_overflow_are_refused_and_nothing_is_written();
+}
 TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
   element_types_other_than_float32_and_float64_are_refused();
 }
 TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
   bad_attributes_and_huge_declared_shapes_are_refused();
 }
+TEST(CliHostile, DataInOtherFilesIsRefusedWithoutReadingThem) { data_in_other_files_is_refused_without_reading_them(); }
+TEST(CliHostile, CheckpointsWithImpossibleValuesAreRefused) { checkpoints_with_impossible_values_are_refused(); }
 TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
   transposed_jets_are_refused_with_the_expected_shape();
 }

@@ -116,15 +116,39 @@ struct Reader::Impl {
   [[noreturn]] void fail(std::string const& message) const { throw FileError(*path + ": " + message); }
 
   /// The first prefix of `object` ("/probes", "/probes/w", "/probes/w/0") that does not exist; empty if it exists.
-  std::string first_missing(std::string const& object) const {
+  /// An input file must not make T3K read other files: a prefix that is an external or user-defined link, or a
+  /// soft link whose target passes through one, is refused before anything follows it.
+  std::string first_missing(std::string const& object, int depth = 0) const {
     std::size_t pos = 0;
     while (pos != std::string::npos) {
       pos = object.find('/', pos + 1);
       std::string const prefix = object.substr(0, pos);
       if (prefix.empty() || prefix == "/") continue;
+      // H5Lexists follows only the prefixes before this one, which the loop has already checked.
       if (H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT) <= 0) return prefix;
+      require_internal_link(prefix, depth);
     }
     return "";
+  }
+
+  /// Refuses a link `name` that leads outside the file (external, user-defined, or soft through one of those).
+  void require_internal_link(std::string const& name, int depth) const {
+    H5L_info_t info;
+    if (H5Lget_info(file.get(), name.c_str(), &info, H5P_DEFAULT) < 0) fail("cannot read the link " + name);
+    if (info.type == H5L_TYPE_HARD) return;
+    if (info.type == H5L_TYPE_EXTERNAL) {
+      fail(name + " is an external link to another file; inputs must hold their data themselves");
+    }
+    if (info.type != H5L_TYPE_SOFT) fail(name + " is a user-defined link; inputs must hold their data themselves");
+    // HDF5 itself gives up after 16 nested soft links (H5L_NUM_LINKS); so does this check.
+    if (depth >= 16) fail(name + " is a soft link nested too deeply");
+    std::vector<char> target(info.u.val_size + 1, '\0');
+    if (H5Lget_val(file.get(), name.c_str(), target.data(), target.size(), H5P_DEFAULT) < 0) {
+      fail("cannot read the soft link " + name);
+    }
+    std::string path(target.data());
+    if (path.empty() || path[0] != '/') path = name.substr(0, name.rfind('/') + 1) + path;
+    if (path.size() > 1 && path[0] == '/' && path[1] != '/') first_missing(path, depth + 1);
   }
 
   void require(std::string const& object) const {
@@ -148,6 +172,16 @@ struct Reader::Impl {
     if (info.type != H5O_TYPE_DATASET) fail(name + " is not a dataset");
     Handle ds(H5Dopen2(file.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
     if (!ds.valid()) fail("cannot open dataset " + name);
+    // Raw data stored in other files (external storage, a virtual dataset's sources) would be read from paths the
+    // file names: a FIFO there blocks the read forever, and any other file is read as if it were the input's.
+    Handle dcpl(H5Dget_create_plist(ds.get()), H5Pclose);
+    if (!dcpl.valid()) fail("cannot read the storage of " + name);
+    if (H5Pget_external_count(dcpl.get()) > 0) {
+      fail(name + " keeps its data in external files; inputs must hold their data themselves");
+    }
+    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL) {
+      fail(name + " is a virtual dataset (its data lies in other files); inputs must hold their data themselves");
+    }
     return ds;
   }
 

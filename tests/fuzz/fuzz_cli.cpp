@@ -1,5 +1,6 @@
 // A bounded fuzz run of the t3k tool: mutates the shipped example configurations and test data files (YAML lines
-// and values; HDF5 entries, element types, shapes, objects and attributes) with a fixed seed, runs the tool on each
+// and values; HDF5 entries, element types, shapes, objects and attributes) with a fixed seed, adds every dataset made
+// to keep its data in a FIFO (external storage, external link, virtual dataset), runs the tool on each
 // case under a time limit, and fails on a crash (signal), a hang (time limit), an exit code other than 0 or 2, or an
 // exit 2 whose message names neither the file, a flag nor a key. A failing case is kept for replay.
 //
@@ -160,7 +161,9 @@ class Fuzzer {
       fs::create_directories(case_dir_);
       cases[c] = (c % 3 == 2) ? hdf5_case() : yaml_case();
     }
-    std::vector<Outcome> outcomes(opt_.cases);
+    // Fixed cases after the drawn ones (the random stream, and so the drawn cases, stay as they were).
+    for (auto& c : other_file_cases()) cases.push_back(std::move(c));
+    std::vector<Outcome> outcomes(cases.size());
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> workers;
     for (std::size_t j = 0; j < std::max<std::size_t>(1, opt_.jobs); ++j) {
@@ -170,7 +173,7 @@ class Fuzzer {
     }
     for (auto& w : workers) w.join();
     std::size_t failures = 0, refused = 0, accepted = 0;
-    for (std::size_t c = 0; c < opt_.cases; ++c) {
+    for (std::size_t c = 0; c < cases.size(); ++c) {
       Outcome const& o = outcomes[c];
       std::string const problem = judge(o, cases[c].files);
       if (o.exit_code == 0) ++accepted;
@@ -190,7 +193,7 @@ class Fuzzer {
       }
     }
     double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("t3k_fuzz_cli: %zu cases (seed %llu): %zu exit 0, %zu exit 2, %zu failures, %.1f s\n", opt_.cases,
+    std::printf("t3k_fuzz_cli: %zu cases (seed %llu): %zu exit 0, %zu exit 2, %zu failures, %.1f s\n", cases.size(),
                 static_cast<unsigned long long>(opt_.seed), accepted, refused, failures, seconds);
     return failures == 0 ? 0 : 1;
   }
@@ -349,6 +352,34 @@ class Fuzzer {
         return {description + " fit", shell_quoted(opt_.cli) + " fit --quiet " + shell_quoted(config), {in, config}};
       }
     }
+  }
+
+  /// Every dataset of the data files made to keep its data in the FIFO (by external storage, an external link or a
+  /// virtual dataset in turn) and fed to one of the commands: reading it would block until the time limit.
+  std::vector<Case> other_file_cases() {
+    std::vector<Case> out;
+    char const* const commands[] = {"jets", "frame", "jtr", "jv"};
+    std::size_t n = 0;
+    for (std::string const& source : data_files_) {
+      for (std::string const& name : t3k_test::h5::datasets(source)) {
+        std::size_t const kind = n % 3;
+        case_dir_ = work_ / ("case" + std::to_string(opt_.cases + n));  // kept under this name on failure
+        fs::create_directories(case_dir_);
+        std::string const in = (case_dir_ / "in.h5").string();
+        fs::copy_file(source, in, fs::copy_options::overwrite_existing);
+        char const* what = kind == 0 ? "external storage" : kind == 1 ? "external link" : "virtual";
+        if (kind == 0) t3k_test::h5::store_externally(in, name, fifo_);
+        if (kind == 1) t3k_test::h5::link_externally(in, name, fifo_, name);
+        if (kind == 2) t3k_test::h5::make_virtual(in, name, fifo_, name);
+        std::string const command = commands[n % 4];
+        std::string const out_file = shell_quoted((case_dir_ / "out.h5").string());
+        out.push_back({fs::path(source).filename().string() + " " + name + " " + what + " " + command,
+                       shell_quoted(opt_.cli) + " " + command + " --in " + shell_quoted(in) + " --out " + out_file,
+                       {in}});
+        ++n;
+      }
+    }
+    return out;
   }
 
   /// Empty when the outcome is acceptable.

@@ -1,6 +1,7 @@
 #pragma once
 // Edits of HDF5 files in place, for the tests that feed the t3k tool hostile inputs: a NaN in a dataset, another
-// element type or byte order, another (possibly huge, never written) shape, a missing object, a bad attribute.
+// element type or byte order, another (possibly huge, never written) shape, a missing object, a bad attribute, or a
+// dataset whose data lies in another file (external storage, an external link, a virtual dataset).
 
 #include <hdf5.h>
 
@@ -137,6 +138,55 @@ inline void set_attribute(std::string const& path, std::string const& object, st
   }
   H5Sclose(space);
   H5Oclose(obj);
+}
+
+/// Replaces a dataset by one of the same shape whose raw data is stored in `other` (external storage, never
+/// written here: `other` may be a FIFO).
+inline void store_externally(std::string const& path, std::string const& name, std::string const& other) {
+  File f(path);
+  std::vector<hsize_t> dims;
+  read(f.id(), name, dims);
+  hsize_t total = 1;
+  for (auto e : dims) total *= e;
+  H5Ldelete(f.id(), name.c_str(), H5P_DEFAULT);
+  hid_t const space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t const dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_external(dcpl, other.c_str(), 0, total * sizeof(double));
+  hid_t const ds = H5Dcreate2(f.id(), name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (ds >= 0) H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
+/// Replaces a dataset by an external link to `object` in the file `other`.
+inline void link_externally(std::string const& path, std::string const& name, std::string const& other,
+                            std::string const& object) {
+  File f(path);
+  H5Ldelete(f.id(), name.c_str(), H5P_DEFAULT);
+  H5Lcreate_external(other.c_str(), object.c_str(), f.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+}
+
+/// Replaces a dataset by a virtual dataset of the same shape whose source is `object` in the file `other`.
+inline void make_virtual(std::string const& path, std::string const& name, std::string const& other,
+                         std::string const& object) {
+  File f(path);
+  std::vector<hsize_t> dims;
+  read(f.id(), name, dims);
+  H5Ldelete(f.id(), name.c_str(), H5P_DEFAULT);
+  hid_t const space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  hid_t const dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_virtual(dcpl, space, other.c_str(), object.c_str(), space);
+  hid_t const ds = H5Dcreate2(f.id(), name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (ds >= 0) H5Dclose(ds);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+}
+
+/// Replaces `name` by a soft link to `target` (a path in the same file).
+inline void link_softly(std::string const& path, std::string const& name, std::string const& target) {
+  File f(path);
+  H5Ldelete(f.id(), name.c_str(), H5P_DEFAULT);
+  H5Lcreate_soft(target.c_str(), f.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
 }
 
 }  // namespace h5

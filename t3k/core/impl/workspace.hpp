@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 namespace t3k {
@@ -33,14 +34,16 @@ class WorkspaceArena {
   explicit WorkspaceArena(Kokkos::View<Scalar*, MemorySpace> buffer) : buffer_(buffer), counting_(false) {}
 
   Jet3<Scalar, MemorySpace> take3(WorkspaceCategory category, std::size_t rows, std::size_t l, std::size_t n) {
-    return Jet3<Scalar, MemorySpace>(reserve(category, rows * l * n), rows, l, n);
+    std::size_t const elements = checked_elements({rows, l, n});
+    return Jet3<Scalar, MemorySpace>(reserve(category, elements), rows, l, n);
   }
   Jet4<Scalar, MemorySpace> take4(WorkspaceCategory category, std::size_t rows, std::size_t l, std::size_t p,
                                   std::size_t q) {
-    return Jet4<Scalar, MemorySpace>(reserve(category, rows * l * p * q), rows, l, p, q);
+    std::size_t const elements = checked_elements({rows, l, p, q});
+    return Jet4<Scalar, MemorySpace>(reserve(category, elements), rows, l, p, q);
   }
   using Flat = Kokkos::View<Scalar*, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  Flat take1(WorkspaceCategory category, std::size_t n) { return Flat(reserve(category, n), n); }
+  Flat take1(WorkspaceCategory category, std::size_t n) { return Flat(reserve(category, checked_elements({n})), n); }
 
   /// Elements handed out so far, in total and per category.
   std::size_t size() const { return offset_; }
@@ -48,6 +51,25 @@ class WorkspaceArena {
   bool counting() const { return counting_; }
 
  private:
+  /// The product of `extents` (a row count of 0 counted as 1, so that the counting pass at 0 rows checks the other
+  /// extents too). **Throws:** InvalidArgument when the bytes of that many elements, or of the arena so far, pass
+  /// 2^64 - 1: an extent of shapes that large would wrap the count, or reach Kokkos' invalid-extent sentinel.
+  std::size_t checked_elements(std::initializer_list<std::size_t> extents) const {
+    std::size_t const limit = ~std::size_t(0) / sizeof(Scalar) - 1;
+    std::size_t product = 1, at_least_one = 1;
+    bool first = true;
+    for (std::size_t e : extents) {
+      std::size_t const counted = first && e == 0 ? 1 : e;
+      first = false;
+      if (__builtin_mul_overflow(at_least_one, counted, &at_least_one) || at_least_one > limit ||
+          offset_ > limit - at_least_one) {
+        throw InvalidArgument("t3k: the workspace of these shapes passes 2^64 bytes");
+      }
+      product *= e;
+    }
+    return product;
+  }
+
   Scalar* reserve(WorkspaceCategory category, std::size_t n) {
     Scalar* p = counting_ ? nullptr : buffer_.data() + offset_;
     T3K_DEBUG_ASSERT(counting_ || offset_ + n <= buffer_.extent(0));
