@@ -11,7 +11,7 @@ namespace t3k {
 namespace cli {
 
 namespace {
-char const* const policy_variables[] = {"OMP_WAIT_POLICY", default_wait_variable};
+char const* const policy_variables[] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"};
 }  // namespace
 
 void apply_default_wait_policy(char** argv) {
@@ -45,12 +45,12 @@ std::optional<std::string> startup_environment(char const* name) {
 
 std::string wait_policy_description() {
   auto const policy = startup_environment("OMP_WAIT_POLICY");
-  auto const spin = startup_environment(default_wait_variable);
+  auto const spin = startup_environment("GOMP_SPINCOUNT");
   if (!policy && !spin) return "the OpenMP runtime's default (neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set)";
   std::string text;
   if (policy) text = "OMP_WAIT_POLICY=" + *policy;
-  if (spin) text += (text.empty() ? "" : " ") + std::string(default_wait_variable) + "=" + *spin;
-  bool const ours = !policy && *spin == default_wait_value;
+  if (spin) text += (text.empty() ? "" : " ") + std::string("GOMP_SPINCOUNT=") + *spin;
+  bool const ours = !spin && *policy == default_wait_value;
   return text + (ours ? " (t3k's default)" : " (from the environment)");
 }
 
