@@ -17,6 +17,7 @@
 #include "drivers/finite_results.hpp"
 #include "drivers/fit_command.hpp"
 #include "drivers/measurement_commands.hpp"
+#include "drivers/wait_policy.hpp"
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
@@ -512,6 +513,7 @@ void print_version() {
   fmt::print("Kokkos {} (backends: {}; default execution space: {})\n", t3k::kokkos_version_string(),
              t3k::kokkos_backends(), Space::name());
   fmt::print("host BLAS: {}\n", t3k::host_blas_description());
+  fmt::print("OpenMP waiting: {}\n", cli::wait_policy_description());
   std::string const blas_warning = t3k::host_blas_warning();
   if (!blas_warning.empty()) fmt::print("warning: {}\n", blas_warning);
 }
@@ -637,6 +639,9 @@ void add_in_out(CLI::App* sub, Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything starts threads or connects to mpirun: this may execute the program again (wait_policy.hpp).
+  cli::apply_default_wait_policy(argv);
+
   // MPI (with T3K_ENABLE_MPI) outlives Kokkos and everything else: it is finalized when `mpi` goes out of scope.
   cli::MpiSession mpi(argc, argv);
   Communicator const comm = mpi.world();

@@ -121,6 +121,44 @@ void version_names_the_blas_core() {
   EXPECT_EQ(chosen.output.find("warning: OpenBLAS"), std::string::npos) << "the user chose the core\n" << chosen.output;
 }
 
+/// `t3k` with OMP_WAIT_POLICY and GOMP_SPINCOUNT unset, then `assignments` (NAME=VALUE ...) set.
+RunResult run_cli_with_policy(std::string const& assignments, std::string const& arguments) {
+  return t3k_test::run_shell("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT OMP_PROC_BIND=false " + assignments + " " +
+                             quoted(T3K_CLI_PATH) + " " + arguments);
+}
+
+/// --version reads the policy from the environment the process image started with (/proc/self/environ), which
+/// only executing the program again with the variable set can change: setenv in main would not show there.
+void version_reports_the_default_wait_policy() {
+  auto const r = run_cli_with_policy("", "--version");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\nOpenMP waiting: OMP_WAIT_POLICY=passive (t3k's default)\n"), std::string::npos)
+      << r.output;
+}
+
+void users_wait_policy_is_kept() {
+  auto const active = run_cli_with_policy("OMP_WAIT_POLICY=active", "--version");
+  ASSERT_EQ(active.exit_code, 0) << active.output;
+  EXPECT_NE(active.output.find("\nOpenMP waiting: OMP_WAIT_POLICY=active (from the environment)\n"), std::string::npos)
+      << active.output;
+  auto const spin = run_cli_with_policy("GOMP_SPINCOUNT=300000", "--version");
+  ASSERT_EQ(spin.exit_code, 0) << spin.output;
+  EXPECT_NE(spin.output.find("\nOpenMP waiting: GOMP_SPINCOUNT=300000 (from the environment)\n"), std::string::npos)
+      << spin.output;
+}
+
+/// The program executed again gets the arguments as given (spaces, an empty one) and its exit code is the tool's.
+void reexecution_keeps_arguments_and_exit_codes() {
+  auto const ok = run_cli_with_policy("",
+                                      "estimate-chunk --mode-shapes 4,5 --tucker-ranks 2,2 --tt-ranks 1,2,1 "
+                                      "--order 1 --n-probes 100");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("chunk_size: "), std::string::npos) << ok.output;
+  auto const bad = run_cli_with_policy("", "frame --in 'no such file.h5' --out ''");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no such file.h5"), std::string::npos) << bad.output;
+}
+
 void demo_passes_its_checks() {
   auto const r = run_cli("demo --probes 64");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -555,6 +593,9 @@ void estimate_chunk_prints_the_model() {
 
 TEST(Cli, VersionMentionsKokkos) { version_mentions_kokkos(); }
 TEST(Cli, VersionNamesTheBlasCore) { version_names_the_blas_core(); }
+TEST(Cli, VersionReportsTheDefaultWaitPolicy) { version_reports_the_default_wait_policy(); }
+TEST(Cli, UsersWaitPolicyIsKept) { users_wait_policy_is_kept(); }
+TEST(Cli, ReexecutionKeepsArgumentsAndExitCodes) { reexecution_keeps_arguments_and_exit_codes(); }
 TEST(Cli, DemoPassesItsChecks) { demo_passes_its_checks(); }
 TEST(Cli, JetsReproduceReference) { jets_reproduce_reference(); }
 TEST(Cli, JetsHonourTheOrderFlag) { jets_honour_the_order_flag(); }

@@ -1,13 +1,37 @@
 """T3K: Tucker tensor trains, their probe jets, the Jacobian J and its transpose, on NumPy arrays.
 
 The functions and classes are those of the C++ library (docs/python.md lists them); arrays go in and come out as
-NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit.
+NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit. Unless
+OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, the import sets OMP_WAIT_POLICY=passive first, so that idle OpenMP threads
+sleep instead of spinning on cores other work needs (docs/performance.md, "Running beside other work").
 """
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _t3k
+
+def _apply_default_wait_policy() -> str:
+    """Sets OMP_WAIT_POLICY=passive (idle threads sleep at once) for the OpenMP runtime the extension loads, as the
+    `t3k` tool does (docs/performance.md, "Running beside other work"). libgomp reads its environment when it is
+    loaded, so this must run before the extension is imported. Returns what happened: "set", "environment" (the
+    user set OMP_WAIT_POLICY or GOMP_SPINCOUNT: kept) or "already loaded" (another module loaded libgomp first and
+    it keeps what it read then; the environment is left alone)."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        return "environment"
+    try:
+        with open("/proc/self/maps") as maps:
+            if "/libgomp.so" in maps.read():
+                return "already loaded"
+    except OSError:
+        pass
+    os.environ["OMP_WAIT_POLICY"] = "passive"  # as drivers/wait_policy.hpp
+    return "set"
+
+
+_wait_policy = _apply_default_wait_policy()
+
+from . import _t3k  # noqa: E402 (after the waiting policy: it loads the OpenMP runtime)
 from ._t3k import _array_address  # noqa: F401 (testing aid, not API)
 from ._t3k import (
     FittingProblem,

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""How much of its speed `t3k` keeps when other processes share the cores.
+
+Runs two workloads of the `t3k` tool, each as a whole process, with N busy processes beside it (CPU burners,
+`while :; do :; done`, started and killed by this script and bounded in time by `timeout`):
+
+* fit: `t3k fit perf/busy_machine.yaml` (a planted 5-mode problem of order 1, 700 probes, newton_cg with a rank
+  continuation from ranks 1: many short kernels);
+* jtr: `t3k jtr` on a generated input (summed J^T, chunk auto; shape d,N,n,r,K,W from --jtr-shape).
+
+Each runs with the default thread count (all cores) and with one thread (OMP_NUM_THREADS=1); OMP_WAIT_POLICY and
+GOMP_SPINCOUNT are removed from the environment so that the runs measure what t3k does by itself (--env puts a
+value back). The report gives the median wall time of --rounds runs and the slowdown against the same
+configuration on the quiet machine, then checks the targets: with two busy processes the default is no slower than
+one thread and at most 3x its quiet time, with four at most 5x. Exits 1 when a target is missed and --check is given.
+
+    python3 perf/busy_machine.py --t3k build/drivers/t3k
+
+Needs numpy and h5py (for the jtr input), coreutils' `timeout` and `sh`. Timing targets live here, not in the tests.
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+POLICY_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+
+
+def write_jtr_input(t3k, shape, path, seed=1):
+    """A `t3k jtr` input: a random T3's frame (`t3k frame`), random probes and a random residual."""
+    import h5py
+    import numpy as np
+
+    d, big_n, n, r, k, w = shape
+    rng = np.random.default_rng(seed)
+    ranks = [1] + [r] * (d - 1) + [1]
+    t3_path, frame_path = path + ".t3.h5", path + ".frame.h5"
+    with h5py.File(t3_path, "w") as f:
+        for i in range(d):
+            f[f"t3/tucker_cores/{i}"] = rng.standard_normal((n, big_n))
+            f[f"t3/tt_cores/{i}"] = rng.standard_normal((ranks[i], n, ranks[i + 1]))
+    subprocess.run([t3k, "frame", "--in", t3_path, "--out", frame_path], check=True, stdout=subprocess.DEVNULL)
+    with h5py.File(path, "w") as f, h5py.File(frame_path, "r") as fr:
+        fr.copy("frame", f)
+        probes = f.create_group("probes")
+        probes.attrs["order"] = np.int64(k)
+        for i in range(d):
+            probes[f"w/{i}"] = rng.standard_normal((w, big_n)) / np.sqrt(big_n)
+            probes[f"p/{i}"] = rng.standard_normal((w, big_n)) / np.sqrt(big_n)
+            f[f"residual/{i}"] = rng.standard_normal((w, k + 1, big_n))
+    os.remove(t3_path)
+    os.remove(frame_path)
+
+
+class Burners:
+    """N CPU burners in their own process groups; each ends by itself after `limit` seconds if never killed."""
+
+    def __init__(self, n, limit):
+        self.processes = [
+            subprocess.Popen(["timeout", "-s", "KILL", str(limit), "sh", "-c", "while :; do :; done"],
+                             start_new_session=True)
+            for _ in range(n)
+        ]
+        time.sleep(0.3 if n else 0)  # let the scheduler see them as busy
+
+    def kill(self):
+        for p in self.processes:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        self.processes = []
+
+
+def timed_run(command, env):
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"busy_machine: {' '.join(command)} failed with code {done.returncode}:\n{done.stderr}")
+    return elapsed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--t3k", default=os.path.join(HERE, "..", "build", "drivers", "t3k"))
+    parser.add_argument("--busy", default="0,1,2,4", help="numbers of busy processes, comma-separated")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each workload and configuration")
+    parser.add_argument("--workloads", default="fit,jtr")
+    parser.add_argument("--jtr-shape", default="8,64,16,32,2,1024", help="d,N,n,r,K,W of the jtr input")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="set in every run (e.g. OMP_WAIT_POLICY=active to compare policies)")
+    parser.add_argument("--max-seconds", type=int, default=900, help="bound on each burner's life")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args()
+
+    t3k = os.path.abspath(args.t3k)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # runs the finally below: no burner outlives us
+    busy_levels = [int(x) for x in args.busy.split(",")]
+    workloads = args.workloads.split(",")
+    base = {k: v for k, v in os.environ.items() if k not in POLICY_VARIABLES + ("OMP_NUM_THREADS",)}
+    for item in args.env:
+        name, _, value = item.partition("=")
+        base[name] = value
+    configs = {"default": dict(base), "1 thread": dict(base, OMP_NUM_THREADS="1")}
+
+    scratch = tempfile.mkdtemp(prefix="t3k_busy_")
+    burners = Burners(0, 1)
+    try:
+        commands = {}
+        if "fit" in workloads:
+            config = os.path.join(scratch, "fit.yaml")
+            shutil.copy(os.path.join(HERE, "busy_machine.yaml"), config)
+            commands["fit"] = [t3k, "fit", config, "--quiet"]
+        if "jtr" in workloads:
+            shape = [int(x) for x in args.jtr_shape.split(",")]
+            jtr_in = os.path.join(scratch, "jtr_in.h5")
+            write_jtr_input(t3k, shape, jtr_in)
+            commands["jtr"] = [t3k, "jtr", "--in", jtr_in, "--out", os.path.join(scratch, "jtr_out.h5")]
+        for command in commands.values():  # warm the page cache and the loader
+            timed_run(command, configs["default"])
+
+        times = {}  # (workload, config, busy) -> [seconds]
+        for n_busy in busy_levels:
+            burners = Burners(n_busy, args.max_seconds)
+            for _ in range(args.rounds):
+                for config, env in configs.items():
+                    for workload, command in commands.items():
+                        times.setdefault((workload, config, n_busy), []).append(timed_run(command, env))
+            burners.kill()
+    finally:
+        burners.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    print(f"t3k: {t3k}; {os.cpu_count()} cores; rounds: {args.rounds}; env: {' '.join(args.env) or '(none)'}")
+    print("| workload | threads | busy | median s | min-max s | slowdown vs quiet |")
+    print("|---|---|---|---|---|---|")
+    median = {key: statistics.median(v) for key, v in times.items()}
+    for (workload, config, n_busy), values in times.items():
+        quiet = median.get((workload, config, 0))
+        slowdown = f"{median[(workload, config, n_busy)] / quiet:.2f}" if quiet else "-"
+        print(f"| {workload} | {config} | {n_busy} | {median[(workload, config, n_busy)]:.3f} | "
+              f"{min(values):.3f}-{max(values):.3f} | {slowdown} |")
+
+    missed = []
+    for workload in commands:
+        quiet = median.get((workload, "default", 0))
+        for n_busy, limit in ((2, 3.0), (4, 5.0)):
+            got = median.get((workload, "default", n_busy))
+            if got is None or quiet is None:
+                continue
+            if got > limit * quiet:
+                missed.append(f"{workload}, {n_busy} busy: default {got / quiet:.2f}x quiet (target <= {limit:g}x)")
+            one = median.get((workload, "1 thread", n_busy))
+            if n_busy == 2 and one is not None and got > one:
+                missed.append(f"{workload}, 2 busy: default {got:.3f} s slower than one thread {one:.3f} s")
+    print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
+    return 1 if missed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
