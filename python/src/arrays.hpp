@@ -316,7 +316,7 @@ inline std::size_t size_arg(nb::handle h, std::string const& where, std::string 
 }
 
 inline std::vector<std::size_t> size_list_arg(nb::handle seq, std::string const& where, std::string const& name) {
-  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq)) {
+  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq) || nb::isinstance<nb::bytes>(seq)) {
     fail(where + ": " + name + " must be a sequence of integers, got " + describe(seq));
   }
   std::vector<std::size_t> out;

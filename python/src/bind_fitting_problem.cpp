@@ -30,8 +30,26 @@ void finish_problem(std::string const& where, PyFittingProblem& p, nb::handle we
   if (given(weights)) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
   if (given(order_weights)) {
     p.order_weights.push_back(as_array(order_weights, p.dtype, 1, where, "order_weights", "(K+1)"));
+    if (p.order_weights[0].shape(0) != p.order() + 1) {
+      std::string const jets = p.kind == Kind::probes ? "targets" : "values";
+      fail(where + ": order_weights has " + std::to_string(p.order_weights[0].shape(0)) +
+           " entries, expected K + 1 = " + std::to_string(p.order() + 1) + " (the orders of " + jets + "; arguments " +
+           jets + " and order_weights)");
+    }
   }
-  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), p.shape); });
+  // The mode count comes from ww (or shape): a list of another length names both.
+  auto count = [&](std::vector<Array> const& arrays, char const* name) {
+    if (arrays.empty() || arrays.size() == p.shape.size()) return;
+    fail(where + ": " + name + " holds " + std::to_string(arrays.size()) + " arrays but " +
+         (p.kind == Kind::entries ? "shape has " : "ww holds ") + std::to_string(p.shape.size()) +
+         " (one per mode; arguments " + (p.kind == Kind::entries ? "shape" : "ww") + " and " + name + ")");
+  };
+  count(p.pp, "pp");
+  if (p.kind == Kind::probes) count(p.targets, "targets");
+  std::string const sizes_from = p.kind == Kind::entries ? "shape" : "ww";
+  check_together(sizes_from + " and the other arrays (the mode sizes N_i are those of " + sizes_from + ")", [&] {
+    dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), p.shape); });
+  });
   require_finite(p.ww, p.dtype, where, "ww", true);
   require_finite(p.pp, p.dtype, where, "pp", true);
   require_finite(p.targets, p.dtype, where, p.kind == Kind::probes ? "targets" : "values", p.kind == Kind::probes);
@@ -56,10 +74,16 @@ Dtype values_dtype(nb::handle dtype, nb::handle values, std::string const& where
   return inferred_dtype(dtype, nb::make_tuple(values), where);
 }
 
-/// The directions of a scalar problem: required for K >= 1.
-void read_directions(std::string const& where, PyFittingProblem& p, nb::handle pp) {
+/// The directions of a scalar problem (required for K >= 1), after its values (one row per sample of `samples`).
+void read_directions(std::string const& where, PyFittingProblem& p, nb::handle pp, std::size_t w,
+                     std::string const& samples) {
+  if (p.targets[0].shape(0) != w) {
+    fail(where + ": values has shape " + shape_string(p.targets[0]) + ", expected " + std::to_string(w) +
+         " rows (W = " + std::to_string(w) + " samples in " + samples + ")");
+  }
   if (given(pp)) {
     p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
+    require_rows(p.pp, "pp", w, samples, where);
   } else if (p.order() > 0) {
     fail(where + ": pp must hold one (W x N_i) direction per mode for K >= 1 (values has K + 1 = " +
          std::to_string(p.order() + 1) + " columns), got None");
@@ -77,7 +101,7 @@ PyFittingProblem entries_problem(nb::handle indices, nb::handle values, nb::hand
   if (p.shape.empty()) fail(where + ": shape must hold the mode sizes N_0..N_{d-1}, d >= 1, got none");
   p.indices.push_back(as_index_array(indices, p.shape, where));
   p.targets.push_back(as_values_array(values, p.dtype, where, "values"));
-  read_directions(where, p, pp);
+  read_directions(where, p, pp, p.indices[0].shape(0), "indices");
   finish_problem(where, p, weights, order_weights, validation);
   return p;
 }
@@ -92,7 +116,7 @@ PyFittingProblem applies_problem(nb::handle ww, nb::handle values, nb::handle pp
   if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
   for (auto const& a : p.ww) p.shape.push_back(a.shape(1));
   p.targets.push_back(as_values_array(values, p.dtype, where, "values"));
-  read_directions(where, p, pp);
+  read_directions(where, p, pp, p.ww[0].shape(0), "ww[0]");
   finish_problem(where, p, weights, order_weights, validation);
   return p;
 }

@@ -72,8 +72,15 @@ t3k::ScalarType scalar_type(Dtype dt) {
 /// per residual stack on the host: a count past size_t, or an n_tangent whose bookkeeping alone would not fit,
 /// is refused naming the arguments instead of the C++ types' own messages.
 template <class F>
-std::size_t model_query(std::string const& where, std::size_t d, std::size_t order, std::size_t n_probes,
-                        std::size_t n_tangent, F&& f) {
+std::size_t model_query(std::string const& where, std::vector<std::size_t> const& shape,
+                        std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
+                        std::size_t order, std::size_t n_probes, std::size_t n_tangent, F&& f) {
+  std::size_t const d = shape.size();
+  if (tucker_ranks.size() != d || tt_ranks.size() != d + 1) {
+    fail(where + ": shape has " + std::to_string(d) + " entries, tucker_ranks has " +
+         std::to_string(tucker_ranks.size()) + " entries and tt_ranks has " + std::to_string(tt_ranks.size()) +
+         " entries; expected d, d and d + 1 (one per mode, one per bond)");
+  }
   std::string const sizes = "order = " + std::to_string(order) + ", n_probes = " + std::to_string(n_probes) +
                             ", n_tangent = " + std::to_string(n_tangent);
   constexpr std::uint64_t bookkeeping_per_stack = 4 * 64;  // four vectors of per-mode Views per stack entry
@@ -101,7 +108,7 @@ std::size_t estimate_chunk_size(nb::handle shape, nb::handle tucker_ranks, nb::h
   std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
   auto const scalar = scalar_type(dtype_arg(dtype, where));
   std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
-  return model_query(where, big_n.size(), k, w, nt,
+  return model_query(where, big_n, n, r, k, w, nt,
                      [&] { return t3k::estimate_chunk_size(kind, big_n, n, r, k, w, nt, shards, scalar, block); });
 }
 
@@ -118,7 +125,7 @@ std::size_t max_chunk_size_within(nb::handle shape, nb::handle tucker_ranks, nb:
   std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
   auto const scalar = scalar_type(dtype_arg(dtype, where));
   std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
-  return model_query(where, big_n.size(), k, w, nt, [&] {
+  return model_query(where, big_n, n, r, k, w, nt, [&] {
     return t3k::max_chunk_size_within(kind, big_n, n, r, k, w, target, nt, shards, scalar, block);
   });
 }

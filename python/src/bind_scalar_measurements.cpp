@@ -11,6 +11,7 @@
 #include "t3k/algorithms/apply_derivatives_transpose.hpp"
 #include "t3k/algorithms/tangent_apply_derivatives.hpp"
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ Samples samples_arg(Kind kind, nb::handle samples, nb::handle pp, std::size_t co
   }
   if (!pp.is_none()) {
     out.pp = as_array_list(pp, dt, 2, where, "pp", "(W x N_i)");
+    require_rows(out.pp, "pp", out.n(), kind == Kind::entries ? "indices" : "ww[0]", where);
   } else if (order && *order > 0) {
     fail(where + ": pp must hold one (W x N_i) direction per mode for order >= 1, got None");
   }
@@ -83,13 +85,21 @@ nb::object scalar_jets(Kind kind, PyTuckerTensorTrain const& x, nb::handle sampl
     Matrix<Scalar> const jets(static_cast<Scalar*>(out.data), w, k + 1);
     auto const wv = probe_views<Scalar>(s.ww);
     auto const pv = probe_views<Scalar>(s.pp);
-    run_kernels([&] {
-      if (kind == Kind::entries) {
-        t3k::entry_derivatives_into(ExecutionSpace(), t3, index_view<Indices>(s.indices[0]), pv, k, jets, chunk);
-      } else {
-        t3k::apply_derivatives_into(ExecutionSpace(), t3, wv, pv, k, jets, chunk);
-      }
-    });
+    try {
+      run_kernels([&] {
+        if (kind == Kind::entries) {
+          t3k::entry_derivatives_into(ExecutionSpace(), t3, index_view<Indices>(s.indices[0]), pv, k, jets, chunk);
+        } else {
+          t3k::apply_derivatives_into(ExecutionSpace(), t3, wv, pv, k, jets, chunk);
+        }
+      });
+    } catch (std::runtime_error const& e) {  // t3k::InvalidArgument, t3k::DimensionMismatch
+      // entries and applies are the library's jets of order 0: their messages name the function called.
+      std::string text = python_message(e.what());
+      std::string const library = kind == Kind::entries ? "t3k.entry_derivatives:" : "t3k.apply_derivatives:";
+      if (text.compare(0, library.size(), library) == 0) text = where + ":" + text.substr(library.size());
+      fail(text);
+    }
     return out.array;
   });
 }

@@ -81,6 +81,19 @@ inline Array as_index_array(nb::handle obj, std::vector<std::size_t> const& shap
   return a;
 }
 
+/// Refuses arrays `name`[i] that do not have one row per sample: W = `w`, the rows of `samples` (indices, ww[0]),
+/// naming both (the library would name only the later one). **Throws:** ValueError.
+inline void require_rows(std::vector<Array> const& arrays, std::string const& name, std::size_t w,
+                         std::string const& samples, std::string const& where) {
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].ndim() >= 1 && arrays[i].shape(0) != w) {
+      fail(where + ": " + name + "[" + std::to_string(i) + "] has shape " + shape_string(arrays[i]) + " but " +
+           samples + " has W = " + std::to_string(w) + " rows; both hold one row per sample (arguments " + samples +
+           " and " + name + ")");
+    }
+  }
+}
+
 /// An unmanaged View of an index array of as_index_array.
 template <class IndexView>
 IndexView index_view(Array const& a) {
