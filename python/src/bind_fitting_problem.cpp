@@ -99,7 +99,7 @@ PyFittingProblem entries_problem(nb::handle indices, nb::handle values, nb::hand
   p.dtype = values_dtype(dtype, values, where);
   p.shape = size_list_arg(shape, where, "shape");
   if (p.shape.empty()) fail(where + ": shape must hold the mode sizes N_0..N_{d-1}, d >= 1, got none");
-  p.indices.push_back(as_index_array(indices, p.shape, where));
+  p.indices.push_back(as_index_array(indices, p.shape, where, "indices", true));
   p.targets.push_back(as_values_array(values, p.dtype, where, "values"));
   read_directions(where, p, pp, p.indices[0].shape(0), "indices");
   finish_problem(where, p, weights, order_weights, validation);

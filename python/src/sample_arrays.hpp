@@ -27,10 +27,10 @@ inline t3k::MeasurementKind kind_arg(nb::handle h, std::string const& where) {
 /// Multi-indices of entries, `name` (W, d) of any integer dtype with 0 <= indices[s, i] < N_i = shape[i], as a
 /// C-contiguous int32 array in the module's memory (used in place when it is one). The range is checked here, on
 /// the host, before anything is converted, so that the message names the index and the mode size; a device array
-/// (already int32) is range-checked by the library. **Throws:** ValueError naming `name`; MemoryError for a copy
-/// larger than the memory available.
+/// (already int32) is range-checked by the library. `own`: always a copy (an object that holds the indices).
+/// **Throws:** ValueError naming `name`; MemoryError for a copy larger than the memory available.
 inline Array as_index_array(nb::handle obj, std::vector<std::size_t> const& shape, std::string const& where,
-                            std::string const& name = "indices") {
+                            std::string const& name = "indices", bool own = false) {
   std::size_t const d = shape.size();
   std::string const expected = "(W x d) with d = " + std::to_string(d) + " (one index per mode)";
   std::string const wanted = where + ": " + name + " must be a 2-d array of integers " + expected + ", got ";
@@ -73,7 +73,9 @@ inline Array as_index_array(nb::handle obj, std::vector<std::size_t> const& shap
       fail(where + ": " + label + " = " + value + " is out of range for mode " + std::to_string(i) + " of size " +
            std::to_string(shape[i]) + " (indices are 0-based: 0 <= " + label + " < " + std::to_string(shape[i]) + ")");
     }
-    nb::object const converted = np.attr("ascontiguousarray")(host, "dtype"_a = "int32");
+    // own: a copy even of an int32 array, so that indices checked here stay the indices held.
+    nb::object const converted = own ? np.attr("array")(host, "dtype"_a = "int32", "order"_a = "C", "copy"_a = true)
+                                     : np.attr("ascontiguousarray")(host, "dtype"_a = "int32");
     a = nb::cast<Array>(converted, false);
     if constexpr (device_build) a = upload(a, Dtype::int32);
   }

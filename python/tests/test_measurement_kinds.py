@@ -333,3 +333,34 @@ def test_an_order_weighted_apply_jet_fit_damps_a_noisy_top_order(rng):
         errors[omega is None] = np.linalg.norm(result.x.to_dense() - dense) / np.linalg.norm(dense)
 
     assert errors[False] < 1e-3 and errors[False] < 0.5 * errors[True], errors
+
+
+def test_float32_scalar_measurements_run_in_float32_and_problems_keep_their_own_indices(rng):
+    shape = (3, 4, 5)
+    x = t3k.TuckerTensorTrain.random(shape, (2, 2, 2), (1, 2, 2, 1), seed=1, dtype="float32")
+    indices = random_indices(rng, shape, 5, np.int32)
+    ww, pp = random_probe_set(rng, shape, 5, np.float32)
+
+    values = t3k.entries(x, indices)
+    jets = t3k.apply_derivatives(x, ww, pp, 1)
+    problem = t3k.FittingProblem.entries(indices, values, shape)
+    indices[0, 0] = 99  # the problem holds the indices it checked
+
+    assert values.dtype == jets.dtype == problem.dtype == np.float32
+    assert problem.indices[0, 0] != 99 and t3k.score(problem, x)["loss"] == 0
+    x64 = t3k.TuckerTensorTrain.random(shape, (2, 2, 2), (1, 2, 2, 1), seed=1)
+    with pytest.raises(ValueError, match="t3k.score: the problem is float32 but x is float64"):
+        t3k.score(problem, x64)
+
+
+@pytest.mark.skipif(not t3k.has_hdf5, reason="a build without HDF5")
+def test_save_problem_refuses_what_the_file_cannot_hold(tmp_path):
+    truth = t3k.TuckerTensorTrain.random((3, 4, 5), (2, 2, 2), (1, 2, 2, 1), seed=1)
+    entries = t3k.FittingProblem.planted(truth, 10, 0, kind="entries")
+    probes = t3k.FittingProblem.planted(truth, 10, 1)
+    weighted = t3k.FittingProblem(probes.ww, probes.pp, probes.targets, order_weights=[1.0, 0.5])
+
+    for problem in (entries, weighted):
+        with pytest.raises(ValueError, match="t3k.save_problem: problem must be a problem of probes"):
+            t3k.save_problem(tmp_path / "problem.h5", problem)
+    assert not (tmp_path / "problem.h5").exists()
