@@ -18,7 +18,8 @@
 /// input: arrays must hold real numbers (floating or integer; strings, booleans, complex, object and structured
 /// dtypes are refused, never converted), the bytes of every conversion and result must fit in the memory available
 /// (MemoryError naming the argument that sized it) and the data of a fit must be finite (require_finite); paths
-/// are checked where files are read and written (bind_files.cpp).
+/// are checked where files are read and written (bind_files.cpp); measurement kinds and entry indices (integers,
+/// range-checked against the mode sizes) in sample_arrays.hpp, which builds on this file.
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -88,7 +89,8 @@ inline char const* device_name(int device_type) {
   }
 }
 
-enum class Dtype { float32, float64 };
+/// The dtypes of the module's arrays: float32 and float64 for values, int32 for the multi-indices of entries.
+enum class Dtype { float32, float64, int32 };
 
 /// Any C-contiguous array, on any device (dtype, rank and device are checked where it is converted); read-only
 /// arrays are accepted.
@@ -107,10 +109,13 @@ using InputView = Kokkos::View<DataType, Kokkos::LayoutRight, Memory, Kokkos::Me
 template <class Scalar>
 using ProbeView = InputView<Scalar, Scalar const**>;
 
-inline char const* dtype_name(Dtype dt) { return dt == Dtype::float32 ? "float32" : "float64"; }
-inline nb::dlpack::dtype dlpack_dtype(Dtype dt) {
-  return dt == Dtype::float32 ? nb::dtype<float>() : nb::dtype<double>();
+inline char const* dtype_name(Dtype dt) {
+  return dt == Dtype::float32 ? "float32" : dt == Dtype::int32 ? "int32" : "float64";
 }
+inline nb::dlpack::dtype dlpack_dtype(Dtype dt) {
+  return dt == Dtype::float32 ? nb::dtype<float>() : dt == Dtype::int32 ? nb::dtype<int>() : nb::dtype<double>();
+}
+inline std::size_t dtype_bytes(Dtype dt) { return dt == Dtype::float64 ? sizeof(double) : sizeof(float); }
 inline nb::module_ numpy() { return nb::module_::import_("numpy"); }
 
 /// The library's messages name C++ functions (t3k::probe_derivatives); Python users know them as t3k.<name>.
@@ -157,7 +162,7 @@ inline Bytes times(Bytes a, std::uint64_t factor) { return a ? t3k::io::checked_
 
 /// Bytes of an array of these extents and dtype.
 inline Bytes array_bytes(std::vector<std::size_t> const& extents, Dtype dt) {
-  Bytes out = dt == Dtype::float32 ? sizeof(float) : sizeof(double);
+  Bytes out = dtype_bytes(dt);
   for (std::size_t n : extents) out = times(out, n);
   return out;
 }
@@ -205,11 +210,11 @@ inline constexpr std::size_t broadcast_entries_max = std::size_t(1) << 22;
 
 /// Refuses what is not an array of real numbers before NumPy converts it (it would parse strings and drop the
 /// fields of structured dtypes), broadcast views too large to copy, and copies larger than the memory available.
-/// `host` is numpy.asarray(obj).
+/// `host` is numpy.asarray(obj); an int32 copy (indices) takes integers only.
 inline void check_conversion(nb::handle obj, nb::handle host, Dtype dt, std::string const& where,
                              std::string const& name, std::string const& wanted) {
   std::string const kind = text_of(host.attr("dtype").attr("kind"));
-  if (kind != "f" && kind != "i" && kind != "u") {
+  if ((kind != "f" || dt == Dtype::int32) && kind != "i" && kind != "u") {
     std::string got = describe(obj);
     if (!nb::hasattr(obj, "dtype")) got += " (read as dtype " + text_of(nb::str(host.attr("dtype"))) + ")";
     fail(wanted + got);
@@ -311,7 +316,7 @@ inline std::size_t size_arg(nb::handle h, std::string const& where, std::string 
 }
 
 inline std::vector<std::size_t> size_list_arg(nb::handle seq, std::string const& where, std::string const& name) {
-  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq)) {
+  if (!PySequence_Check(seq.ptr()) || nb::isinstance<nb::str>(seq) || nb::isinstance<nb::bytes>(seq)) {
     fail(where + ": " + name + " must be a sequence of integers, got " + describe(seq));
   }
   std::vector<std::size_t> out;
@@ -391,7 +396,7 @@ inline Output new_array(std::vector<std::size_t> const& shape, Dtype dt) {
   if constexpr (!device_build) {
     return new_host_array(shape, dt);
   } else {
-    std::size_t bytes = dt == Dtype::float32 ? sizeof(float) : sizeof(double);
+    std::size_t bytes = dtype_bytes(dt);
     for (std::size_t n : shape) bytes *= n;
     Output out;
     out.data = Kokkos::kokkos_malloc<Memory>("t3k::python::array", bytes > 0 ? bytes : 1);
@@ -435,7 +440,10 @@ inline Array upload(Array const& host, Dtype dt) {
 inline nb::object host_copy(Array const& a) {
   std::vector<std::size_t> shape;
   for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
-  Output out = new_host_array(shape, a.dtype() == dlpack_dtype(Dtype::float32) ? Dtype::float32 : Dtype::float64);
+  Dtype const dt = a.dtype() == dlpack_dtype(Dtype::float32) ? Dtype::float32
+                   : a.dtype() == dlpack_dtype(Dtype::int32) ? Dtype::int32
+                                                             : Dtype::float64;
+  Output out = new_host_array(shape, dt);
   if (a.nbytes() == 0) return out.array;
   if constexpr (!device_build) {
     std::memcpy(out.data, a.data(), a.nbytes());
@@ -481,16 +489,17 @@ nb::object array_copy(View const& v, Dtype dt, std::vector<std::size_t> shape = 
   return out.array;
 }
 
-/// A read-only view of an array held by `owner` (which keeps it alive): NumPy in a host build, a DLPack-capable
-/// array on the device in a device build.
-inline nb::object array_view(Array const& a, nb::handle owner) {
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+/// A read-only view of an array held by `owner` (which keeps it alive), of its shape or of `shape` (as many
+/// entries): NumPy in a host build, a DLPack-capable array on the device in a device build.
+inline nb::object array_view(Array const& a, nb::handle owner, std::vector<std::size_t> shape = {}) {
+  if (shape.empty()) {
+    for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  }
   if constexpr (!device_build) {
-    nb::ndarray<nb::numpy, nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype());
+    nb::ndarray<nb::numpy, nb::ro> view(a.data(), shape.size(), shape.data(), owner, nullptr, a.dtype());
     return nb::cast(view, nb::rv_policy::reference);
   } else {
-    nb::ndarray<nb::ro> view(a.data(), a.ndim(), shape.data(), owner, nullptr, a.dtype(), a.device_type(),
+    nb::ndarray<nb::ro> view(a.data(), shape.size(), shape.data(), owner, nullptr, a.dtype(), a.device_type(),
                              a.device_id());
     return nb::cast(view, nb::rv_policy::reference);
   }

@@ -117,6 +117,13 @@ void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwri
   std::string const where = "t3k.save_problem";
   std::string const file = path_text(path, where, "path");
   std::string const weights = name_text(weights_name, where, "weights");
+  // The file holds probes, targets and per-probe weights: anything else would be dropped without a word.
+  if (problem.kind != t3k::MeasurementKind::probes || !problem.order_weights.empty()) {
+    fail(where +
+         ": problem must be a problem of probes without order_weights to be written as a `t3k fit` data "
+         "problem, got one of " +
+         std::string(t3k::to_string(problem.kind)) + (problem.order_weights.empty() ? "" : " with order_weights"));
+  }
   refuse_existing(file, overwrite, where);
   nb::list keep;
   t3k::io::ProbeSet probes;

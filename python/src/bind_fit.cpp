@@ -1,6 +1,7 @@
 /// \file bind_fit.cpp
-/// Python bindings of fitting: FittingProblem (from arrays, planted, hold_out) and fit over the four optimizers,
-/// whose keyword options come from the key tables of `t3k fit` (drivers/optimizer_keys.hpp).
+/// Python bindings of fitting: fit over the four optimizers, for problems of every measurement kind
+/// (bind_fitting_problem.cpp), whose keyword options come from the key tables of `t3k fit`
+/// (drivers/optimizer_keys.hpp).
 
 #include "bindings.hpp"
 #include "objects.hpp"
@@ -11,7 +12,6 @@
 #include "t3k/optimizers/gradient_descent.hpp"
 #include "t3k/optimizers/mc_sgd.hpp"
 #include "t3k/optimizers/newton_cg.hpp"
-#include "t3k/optimizers/planted_problem.hpp"
 
 #include <cmath>
 #include <memory>
@@ -22,58 +22,6 @@
 namespace t3k_python {
 namespace {
 
-/// The problem without `count` (or round(fraction * W)) probes drawn by seed, which become its validation set.
-PyFittingProblem hold_out(PyFittingProblem const& problem, nb::handle fraction, nb::handle count, nb::handle seed) {
-  std::string const where = "t3k.FittingProblem.hold_out";
-  if (fraction.is_none() == count.is_none()) fail(where + ": give exactly one of fraction and count");
-  std::size_t const w = problem.n_probes();
-  std::size_t n = 0;
-  if (!count.is_none()) {
-    n = size_arg(count, where, "count", 1);
-  } else {
-    double f = 0;
-    if (nb::isinstance<nb::bool_>(fraction) || !nb::try_cast(fraction, f) || !(f > 0 && f < 1)) {
-      fail(where + ": fraction must be a number in (0, 1), got " + text_of(nb::repr(fraction)));
-    }
-    n = std::size_t(std::llround(f * double(w)));  // as validation.fraction of `t3k fit`
-  }
-  if (n == 0 || n >= w) {
-    fail(where + ": holding out " + std::to_string(n) + " of " + std::to_string(w) +
-         " probes leaves none to validate or none to fit (need 1 <= count < W)");
-  }
-  std::size_t const s = size_arg(seed, where, "seed");
-  return dispatch(problem.dtype, [&](auto zero) {
-    using Scalar = decltype(zero);
-    auto const p = problem.view<Scalar>();
-    t3k::FittingProblem<Scalar, Memory> train;
-    run_kernels([&] { train = t3k::hold_out(ExecutionSpace(), p, n, std::uint64_t(s)); });
-    return problem_from_library(train, problem.dtype);
-  });
-}
-
-PyFittingProblem planted_problem(PyTuckerTensorTrain const& truth, nb::handle n_probes, nb::handle order, double noise,
-                                 nb::handle seed) {
-  std::string const where = "t3k.FittingProblem.planted";
-  std::size_t const w = size_arg(n_probes, where, "n_probes", 1);
-  std::size_t const k = size_arg(order, where, "order");
-  std::size_t const s = size_arg(seed, where, "seed");
-  if (!(std::isfinite(noise) && noise >= 0))
-    fail(where + ": noise must be a finite number >= 0, got " + number_text(noise));
-  require_finite(truth.tucker, truth.dtype, where, "truth.tucker_cores", true);
-  require_finite(truth.tt, truth.dtype, where, "truth.tt_cores", true);
-  std::size_t sum_n = 0;
-  for (auto const& u : truth.tucker) sum_n += u.shape(1);
-  // The library's probes, directions and targets, and their copy.
-  require_memory(times(array_bytes({w, k + 3, sum_n}, truth.dtype), 2), where,
-                 "a problem of n_probes = " + std::to_string(w) + " at order " + std::to_string(k));
-  return dispatch(truth.dtype, [&](auto zero) {
-    using Scalar = decltype(zero);
-    auto const x = truth.view<Scalar>();
-    t3k::FittingProblem<Scalar, Memory> p;
-    run_kernels([&] { p = t3k::make_planted_problem(ExecutionSpace(), x, w, k, noise, std::uint64_t(s)); });
-    return problem_from_library(p, truth.dtype);
-  });
-}
 /// A maximum rank keyword: one integer (every mode; for TT ranks every interior bond, the boundary ones 1) or a
 /// sequence of `count` integers.
 std::vector<std::size_t> max_ranks_arg(nb::handle h, std::size_t count, bool tt, std::string const& where,
@@ -229,14 +177,15 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
   for (auto const& g : x0.tt) r.push_back(g.shape(0));
   r.push_back(x0.tt.back().shape(2));
   if (x0_n != n_big) {
-    fail(where + ": x0 has shape " + t3k::impl::shape_string(x0_n) + " but the problem's probes have mode sizes " +
-         t3k::impl::shape_string(n_big) + "; x0 must have one mode per probe array, of the same sizes");
+    fail(where + ": x0 has shape " + t3k::impl::shape_string(x0_n) + " but the problem's " +
+         t3k::to_string(problem.kind) + " have mode sizes " + t3k::impl::shape_string(n_big) +
+         "; x0 must have one mode per mode of the problem, of the same sizes");
   }
   require_finite(x0.tucker, x0.dtype, where, "x0.tucker_cores", true);
   require_finite(x0.tt, x0.dtype, where, "x0.tt_cores", true);
   std::size_t const w = problem.n_probes(), k = problem.order();
-  std::size_t sum_n = 0;
-  for (std::size_t e : n_big) sum_n += e;
+  std::size_t sum_n = 0;  // the widths of the residual jets: N_i per mode for probes, one for a scalar kind
+  for (std::size_t i = 0; i < problem.targets.size(); ++i) sum_n += problem.jet_shape(i)[2];
   constexpr std::uint64_t model_copies = 6;  // iterate, trial, gradient and search directions, as `t3k fit` counts
   Bytes bytes = sum_bytes(times(t3_bytes(n_big, n, r, x0.dtype), model_copies),
                           times(array_bytes({w, k + 1, sum_n}, x0.dtype), 3));  // residuals, J v, spare residual
@@ -245,8 +194,8 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
       using Scalar = decltype(zero);
       auto const sh = t3k::impl::frame_shapes_of_t3(where, n_big, n, r);
       constexpr std::size_t block = t3k::reduction_block_size_for<ExecutionSpace>();
-      auto const c = t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(chunk, sh, k, w, 1);
-      return t3k::impl::transpose_memory_model_elements<Scalar>(sh, k, 1, true, block)
+      auto const c = t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(problem.kind, chunk, sh, k, w, 1);
+      return t3k::impl::transpose_memory_model_elements<Scalar>(problem.kind, sh, k, 1, true, block)
           .allocated_bytes(w, t3k::impl::rows_per_chunk(c, w, block));
     });
     bytes = sum_bytes(bytes, Bytes(model));
@@ -254,7 +203,8 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
     bytes = std::nullopt;
   }
   require_memory(bytes, where,
-                 "a fit of x0's ranks on W = " + std::to_string(w) + " probes (problem) at order " + std::to_string(k));
+                 "a fit of x0's ranks on W = " + std::to_string(w) + " " + t3k::to_string(problem.kind) +
+                     " (problem) at order " + std::to_string(k));
 }
 
 nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
@@ -296,69 +246,6 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
 }  // namespace
 
 void bind_fit(nb::module_& m) {
-  nb::class_<PyFittingProblem>(
-      m, "FittingProblem",
-      "The data of a fit (docs/math.md): probe vectors ww[i] and directions pp[i] of shape (W, N_i), target jets\n"
-      "targets[i] of shape (W, K+1, N_i) and optional per-probe weights (W). The loss is\n"
-      "0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.")
-      .def(
-          "__init__",
-          [](PyFittingProblem* self, nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
-             nb::handle dtype, PyFittingProblem const* validation) {
-            new (self) PyFittingProblem(make_problem(ww, pp, targets, weights, dtype, validation));
-          },
-          "ww"_a, "pp"_a, "targets"_a, "weights"_a.none() = nb::none(), "dtype"_a.none() = nb::none(),
-          "validation"_a.none() = nb::none(),
-          nb::sig("def __init__(self, ww: typing.Sequence[numpy.typing.ArrayLike], "
-                  "pp: typing.Sequence[numpy.typing.ArrayLike], targets: typing.Sequence[numpy.typing.ArrayLike], "
-                  "weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, "
-                  "validation: FittingProblem | None = None) -> None"),
-          "A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is\n"
-          "float32, else float64. validation: held-out probes of the same dtype, mode sizes and order (as\n"
-          "validation.file of `t3k fit`), whose relative residual fit records and validation_patience stops on.\n"
-          "Raises ValueError naming the array and both shapes when they do not fit.")
-      .def("hold_out", &hold_out, "fraction"_a.none() = nb::none(), "count"_a.none() = nb::none(), "seed"_a = 0,
-           nb::sig("def hold_out(self, fraction: float | None = None, count: int | None = None, seed: int = 0) "
-                   "-> FittingProblem"),
-           "A new problem without `count` probes (or round(fraction * W)), drawn by seed, which become its\n"
-           "validation set: the same probes as validation.fraction / validation.count of `t3k fit` with that\n"
-           "seed. Give exactly one of fraction and count.")
-      .def_prop_ro(
-          "validation",
-          [](PyFittingProblem const& p) -> nb::object {
-            if (!p.validation) return nb::none();
-            return nb::cast(PyFittingProblem(*p.validation));
-          },
-          nb::for_getter(nb::sig("def validation(self) -> FittingProblem | None")),
-          "The validation set (a FittingProblem sharing its arrays), or None.")
-      .def_static("planted", &planted_problem, "truth"_a, "n_probes"_a, "order"_a, "noise"_a = 0.0, "seed"_a = 0,
-                  nb::sig("def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, "
-                          "seed: int = 0) -> FittingProblem"),
-                  "A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth\n"
-                  "plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).")
-      .def_prop_ro(
-          "ww", [](PyFittingProblem const& p) { return array_views(p.ww, nb::find(&p)); },
-          nb::for_getter(nb::sig("def ww(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
-      .def_prop_ro(
-          "pp", [](PyFittingProblem const& p) { return array_views(p.pp, nb::find(&p)); },
-          nb::for_getter(nb::sig("def pp(self) -> list[numpy.ndarray]")), "(W, N_i) per mode, read-only views.")
-      .def_prop_ro(
-          "targets", [](PyFittingProblem const& p) { return array_views(p.targets, nb::find(&p)); },
-          nb::for_getter(nb::sig("def targets(self) -> list[numpy.ndarray]")),
-          "(W, K+1, N_i) per mode, read-only views.")
-      .def_prop_ro(
-          "weights",
-          [](PyFittingProblem const& p) -> nb::object {
-            if (p.weights.empty()) return nb::none();
-            return array_view(p.weights[0], nb::find(&p));
-          },
-          nb::for_getter(nb::sig("def weights(self) -> numpy.ndarray | None")), "(W,) or None (all ones).")
-      .def_prop_ro("order", &PyFittingProblem::order, "K, the jet order.")
-      .def_prop_ro("n_probes", &PyFittingProblem::n_probes, "W.")
-      .def_prop_ro(
-          "dtype", [](PyFittingProblem const& p) { return numpy_dtype(p.dtype); },
-          nb::for_getter(nb::sig("def dtype(self) -> numpy.dtype")), "float32 or float64.");
-
   m.def("_fit", &fit, "problem"_a, "x0"_a, "optimizer"_a, "chunk_size"_a.none(), "callback"_a.none(), "options"_a,
         "The optimizers; t3k.fit wraps this (see help(t3k.fit)).");
   m.def("_optimizer_keys", &optimizer_keys,

@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "objects.hpp"
+#include "sample_arrays.hpp"
 
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/probe_derivatives.hpp"
@@ -71,8 +72,15 @@ t3k::ScalarType scalar_type(Dtype dt) {
 /// per residual stack on the host: a count past size_t, or an n_tangent whose bookkeeping alone would not fit,
 /// is refused naming the arguments instead of the C++ types' own messages.
 template <class F>
-std::size_t model_query(std::string const& where, std::size_t d, std::size_t order, std::size_t n_probes,
-                        std::size_t n_tangent, F&& f) {
+std::size_t model_query(std::string const& where, std::vector<std::size_t> const& shape,
+                        std::vector<std::size_t> const& tucker_ranks, std::vector<std::size_t> const& tt_ranks,
+                        std::size_t order, std::size_t n_probes, std::size_t n_tangent, F&& f) {
+  std::size_t const d = shape.size();
+  if (tucker_ranks.size() != d || tt_ranks.size() != d + 1) {
+    fail(where + ": shape has " + std::to_string(d) + " entries, tucker_ranks has " +
+         std::to_string(tucker_ranks.size()) + " entries and tt_ranks has " + std::to_string(tt_ranks.size()) +
+         " entries; expected d, d and d + 1 (one per mode, one per bond)");
+  }
   std::string const sizes = "order = " + std::to_string(order) + ", n_probes = " + std::to_string(n_probes) +
                             ", n_tangent = " + std::to_string(n_tangent);
   constexpr std::uint64_t bookkeeping_per_stack = 4 * 64;  // four vectors of per-mode Views per stack entry
@@ -90,8 +98,9 @@ std::size_t model_query(std::string const& where, std::size_t d, std::size_t ord
 
 std::size_t estimate_chunk_size(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks, nb::handle order,
                                 nb::handle n_probes, nb::handle n_tangent, nb::handle n_shards, nb::handle dtype,
-                                nb::handle block_rows) {
+                                nb::handle block_rows, nb::handle kind_name) {
   std::string const where = "t3k.estimate_chunk_size";
+  auto const kind = kind_arg(kind_name, where);
   auto const big_n = size_list_arg(shape, where, "shape");
   auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
   auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
@@ -99,14 +108,15 @@ std::size_t estimate_chunk_size(nb::handle shape, nb::handle tucker_ranks, nb::h
   std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
   auto const scalar = scalar_type(dtype_arg(dtype, where));
   std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
-  return model_query(where, big_n.size(), k, w, nt,
-                     [&] { return t3k::estimate_chunk_size(big_n, n, r, k, w, nt, shards, scalar, block); });
+  return model_query(where, big_n, n, r, k, w, nt,
+                     [&] { return t3k::estimate_chunk_size(kind, big_n, n, r, k, w, nt, shards, scalar, block); });
 }
 
 std::size_t max_chunk_size_within(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks, nb::handle order,
                                   nb::handle n_probes, nb::handle target_bytes, nb::handle n_tangent,
-                                  nb::handle n_shards, nb::handle dtype, nb::handle block_rows) {
+                                  nb::handle n_shards, nb::handle dtype, nb::handle block_rows, nb::handle kind_name) {
   std::string const where = "t3k.max_chunk_size_within";
+  auto const kind = kind_arg(kind_name, where);
   auto const big_n = size_list_arg(shape, where, "shape");
   auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
   auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
@@ -115,8 +125,9 @@ std::size_t max_chunk_size_within(nb::handle shape, nb::handle tucker_ranks, nb:
   std::size_t const nt = size_arg(n_tangent, where, "n_tangent"), shards = size_arg(n_shards, where, "n_shards", 1);
   auto const scalar = scalar_type(dtype_arg(dtype, where));
   std::size_t const block = size_arg(block_rows, where, "block_rows", 1);
-  return model_query(where, big_n.size(), k, w, nt,
-                     [&] { return t3k::max_chunk_size_within(big_n, n, r, k, w, target, nt, shards, scalar, block); });
+  return model_query(where, big_n, n, r, k, w, nt, [&] {
+    return t3k::max_chunk_size_within(kind, big_n, n, r, k, w, target, nt, shards, scalar, block);
+  });
 }
 
 /// The address a call would read `obj` from (for tests of the no-copy path).
@@ -144,18 +155,22 @@ void bind_probe_jets(nb::module_& m) {
         "integer); the result does not depend on it. Raises ValueError naming the array and both shapes.");
   m.def("estimate_chunk_size", &estimate_chunk_size, "shape"_a, "tucker_ranks"_a, "tt_ranks"_a, "order"_a, "n_probes"_a,
         "n_tangent"_a = 1, "n_shards"_a = 1, "dtype"_a = "float64", "block_rows"_a = t3k::reduction_block_size,
+        "kind"_a = "probes",
         nb::sig("def estimate_chunk_size(shape: typing.Sequence[int], tucker_ranks: typing.Sequence[int], "
                 "tt_ranks: typing.Sequence[int], order: int, n_probes: int, n_tangent: int = 1, n_shards: int = 1, "
-                "dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int"),
+                "dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64, kind: str = 'probes') -> int"),
         "The balance chunk size of J^T for these T3 shapes: the largest chunk whose workspace stays within the\n"
-        "bytes of the probe data itself; a multiple of block_rows, or all probes. Nothing runs.");
+        "bytes of the sample data itself; a multiple of block_rows, or all samples. kind: the measurements J^T\n"
+        "runs on, 'probes', 'entries' or 'applies' (n_probes: their number W). Nothing runs.");
   m.def("max_chunk_size_within", &max_chunk_size_within, "shape"_a, "tucker_ranks"_a, "tt_ranks"_a, "order"_a,
         "n_probes"_a, "target_bytes"_a, "n_tangent"_a = 1, "n_shards"_a = 1, "dtype"_a = "float64",
-        "block_rows"_a = t3k::reduction_block_size,
+        "block_rows"_a = t3k::reduction_block_size, "kind"_a = "probes",
         nb::sig("def max_chunk_size_within(shape: typing.Sequence[int], tucker_ranks: typing.Sequence[int], "
                 "tt_ranks: typing.Sequence[int], order: int, n_probes: int, target_bytes: int, n_tangent: int = 1, "
-                "n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int"),
-        "The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.\n"
+                "n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64, "
+                "kind: str = 'probes') -> int"),
+        "The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes, for\n"
+        "measurements of kind ('probes', 'entries' or 'applies').\n"
         "Raises ValueError stating the bytes needed when even one block does not fit.");
   m.def("_array_address", &array_address, "obj"_a, "dtype"_a, "ndim"_a,
         "Testing aid: the address a call reads obj from (the array's own when no copy is made).");

@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "objects.hpp"
+#include "workspace_checks.hpp"
 
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
@@ -15,43 +16,6 @@
 
 namespace t3k_python {
 namespace {
-
-/// Bytes of `n` variations of a frame of shapes `sh`.
-Bytes variation_bytes(t3k::impl::FrameShapes const& sh, std::size_t n, Dtype dt) {
-  Bytes one = 0;
-  for (std::size_t i = 0; i < sh.d(); ++i) {
-    one = sum_bytes(
-        one, sum_bytes(array_bytes({sh.no[i], sh.big_n[i]}, dt), array_bytes({sh.rl[i], sh.nu[i], sh.rr[i + 1]}, dt)));
-  }
-  return times(one, n);
-}
-
-/// Refuses a J^T whose allocations (its memory model at the chunk it will run, whose per-probe rows hold the
-/// result when it is not summed) and the result's copy into the module's arrays exceed the memory available.
-template <class Scalar>
-void check_transpose_memory(std::string const& where, t3k::OrthogonalFrame<Scalar, Memory> const& f, std::size_t w,
-                            std::size_t order_plus_one, std::size_t nt, t3k::TransposeOptions const& options,
-                            Dtype dt) {
-  if (order_plus_one == 0) return;  // the library names this
-  auto const sh = t3k::impl::frame_shapes(f);
-  Bytes bytes;
-  try {
-    constexpr std::size_t block = t3k::reduction_block_size_for<ExecutionSpace>();
-    auto const chunk =
-        t3k::impl::resolve_chunk_size<ExecutionSpace, Scalar>(options.chunk_size, sh, order_plus_one - 1, w, nt);
-    auto const model =
-        t3k::impl::transpose_memory_model_elements<Scalar>(sh, order_plus_one - 1, nt, options.sum_over_probes, block);
-    bytes = model.allocated_bytes(w, t3k::impl::rows_per_chunk(chunk, w, block));
-  } catch (t3k::InvalidArgument const&) {
-    bytes = std::nullopt;  // a count past size_t
-  }
-  std::size_t const n_out =
-      options.sum_over_probes ? nt : (w > 0 && nt > ~std::size_t(0) / w ? ~std::size_t(0) : nt * w);
-  std::string const what = options.sum_over_probes ? "J^T of " + std::to_string(nt) + " residual stacks (residuals)"
-                                                   : "J^T with sum_over_probes=False (n_t * W = " + std::to_string(nt) +
-                                                         " * " + std::to_string(w) + " variations, residuals and ww)";
-  require_memory(sum_bytes(bytes, variation_bytes(sh, n_out, dt)), where, what);
-}
 
 PyOrthogonalFrame orthogonal_frame(PyTuckerTensorTrain const& x) {
   return dispatch(x.dtype, [&](auto zero) {
@@ -173,9 +137,9 @@ PyT3Variation transpose_with(PyOrthogonalFrame const& frame, std::vector<Array> 
   auto const f = frame.view<Scalar>();
   if (!residuals.empty() && !w_arrays.empty()) {
     bool const stacked = residuals[0].ndim() == 4;
-    check_transpose_memory<Scalar>("t3k.probe_derivatives_transpose", f, w_arrays[0].shape(0),
-                                   residuals[0].shape(stacked ? 2 : 1), stacked ? residuals[0].shape(0) : 1, options,
-                                   frame.dtype);
+    check_transpose_memory<Scalar>("t3k.probe_derivatives_transpose", t3k::MeasurementKind::probes, f,
+                                   w_arrays[0].shape(0), residuals[0].shape(stacked ? 2 : 1),
+                                   stacked ? residuals[0].shape(0) : 1, options, frame.dtype);
   }
   auto const wv = probe_views<Scalar>(w_arrays);
   auto const pv = probe_views<Scalar>(p_arrays);

@@ -6,6 +6,7 @@
 #include "objects.hpp"
 
 #include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/t3_from_dense.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/to_dense.hpp"
@@ -64,28 +65,65 @@ std::vector<long long> rank_caps(nb::handle h, std::string const& where, std::st
   return out;
 }
 
-nb::tuple t3_svd(PyTuckerTensorTrain const& x, nb::handle max_tucker_ranks, nb::handle max_tt_ranks, double rtol) {
-  std::string const where = "t3k.t3_svd";
+/// A T3-SVD result as (T3, Tucker singular values per mode, TT singular values per interior bond); the singular
+/// values are host values, NumPy in every build.
+template <class Scalar>
+nb::tuple svd_result_tuple(t3k::T3SvdResult<Scalar, Memory> const& result, Dtype dt) {
+  auto arrays = [&](std::vector<std::vector<Scalar>> const& values) {
+    nb::list out;
+    for (auto const& v : values) {
+      Output o = new_host_array({v.size()}, dt);
+      if (!v.empty()) std::memcpy(o.data, v.data(), v.size() * sizeof(Scalar));
+      out.append(o.array);
+    }
+    return out;
+  };
+  return nb::make_tuple(t3_from_library(result.t3, dt), arrays(result.tucker_singular_values),
+                        arrays(result.tt_singular_values));
+}
+
+t3k::T3SvdOptions svd_options(nb::handle max_tucker_ranks, nb::handle max_tt_ranks, double rtol,
+                              std::string const& where) {
   t3k::T3SvdOptions options;
   options.max_tucker_ranks = rank_caps(max_tucker_ranks, where, "max_tucker_ranks");
   options.max_tt_ranks = rank_caps(max_tt_ranks, where, "max_tt_ranks");
   options.rtol = rtol;
+  return options;
+}
+
+nb::tuple t3_svd(PyTuckerTensorTrain const& x, nb::handle max_tucker_ranks, nb::handle max_tt_ranks, double rtol) {
+  auto const options = svd_options(max_tucker_ranks, max_tt_ranks, rtol, "t3k.t3_svd");
   return dispatch(x.dtype, [&](auto zero) {
     using Scalar = decltype(zero);
     auto const t3 = x.view<Scalar>();
     t3k::T3SvdResult<Scalar, Memory> result;
     run_kernels([&] { result = t3k::t3_svd(ExecutionSpace(), t3, options); });
-    auto arrays = [&](std::vector<std::vector<Scalar>> const& values) {
-      nb::list out;
-      for (auto const& v : values) {
-        Output o = new_host_array({v.size()}, x.dtype);  // host values, NumPy in every build
-        if (!v.empty()) std::memcpy(o.data, v.data(), v.size() * sizeof(Scalar));
-        out.append(o.array);
-      }
-      return out;
-    };
-    return nb::make_tuple(t3_from_library(result.t3, x.dtype), arrays(result.tucker_singular_values),
-                          arrays(result.tt_singular_values));
+    return svd_result_tuple(result, x.dtype);
+  });
+}
+
+/// The T3 of a dense d-dimensional array (shapes from the array), truncated as t3_svd. dtype: by default float32
+/// for a float32 array, else float64.
+nb::tuple t3_from_dense(nb::handle dense, nb::handle max_tucker_ranks, nb::handle max_tt_ranks, double rtol,
+                        nb::handle dtype) {
+  std::string const where = "t3k.t3_from_dense";
+  auto const options = svd_options(max_tucker_ranks, max_tt_ranks, rtol, where);
+  Dtype const dt = inferred_dtype(dtype, nb::make_tuple(dense), where);
+  Array const a = as_array(dense, dt, 0, where, "dense", "(N_0 x .. x N_{d-1})");
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  if (shape.empty()) fail(where + ": dense must be an array of d >= 1 dimensions, got a 0-d array");
+  require_finite({a}, dt, where, "dense", false);
+  // The host copies of the dense tensor and of its unfoldings and projections (t3_from_dense works on the host).
+  constexpr std::uint64_t dense_copies = 4;
+  require_memory(times(array_bytes(shape, dt), dense_copies), where,
+                 "the T3 of a dense tensor of shape " + t3k::impl::shape_string(shape));
+  return dispatch(dt, [&](auto zero) {
+    using Scalar = decltype(zero);
+    InputView<Scalar, Scalar const*> const flat(static_cast<Scalar const*>(a.data()), a.size());
+    t3k::T3SvdResult<Scalar, Memory> result;
+    run_kernels([&] { result = t3k::t3_from_dense(ExecutionSpace(), flat, shape, options); });
+    return svd_result_tuple(result, dt);
   });
 }
 
@@ -192,6 +230,16 @@ void bind_tucker_tensor_train(nb::module_& m) {
         "entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.\n"
         "Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),\n"
         "every singular value computed, before truncation. None: no cap.");
+  m.def("t3_from_dense", &t3_from_dense, "dense"_a, "max_tucker_ranks"_a.none() = nb::none(),
+        "max_tt_ranks"_a.none() = nb::none(), "rtol"_a = 0.0, "dtype"_a.none() = nb::none(),
+        nb::sig("def t3_from_dense(dense: numpy.typing.ArrayLike, max_tucker_ranks: typing.Sequence[int] | None = "
+                "None, max_tt_ranks: typing.Sequence[int] | None = None, rtol: float = 0.0, "
+                "dtype: numpy.typing.DTypeLike = None) -> tuple[TuckerTensorTrain, list[numpy.ndarray], "
+                "list[numpy.ndarray]]"),
+        "The T3 of a dense d-dimensional array (its shape is the T3's): HOSVD Tucker factors, an exact train of\n"
+        "the projected core, then t3_svd with these caps and tolerance (none: exact to rounding). Returns as\n"
+        "t3_svd. dtype: by default float32 for a float32 array, else float64. Runs on the host (LAPACK); meant\n"
+        "for tensors of up to some millions of entries. Raises ValueError for a NaN or an infinity in dense.");
 }
 
 }  // namespace t3k_python

@@ -85,7 +85,10 @@ KeyValue option_value(std::string const& where, t3k::fit::OptionKey<Options> con
     case KeyKind::integer: {
       if (nb::isinstance<nb::bool_>(v) || !PyIndex_Check(v.ptr())) refuse();
       nb::object index = nb::steal(PyNumber_Index(v.ptr()));
-      if (!index.is_valid()) throw nb::python_error();
+      if (!index.is_valid()) {  // an array of several entries, say
+        PyErr_Clear();
+        refuse();
+      }
       unsigned long long const x = PyLong_AsUnsignedLongLong(index.ptr());
       if (PyErr_Occurred()) {
         PyErr_Clear();

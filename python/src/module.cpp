@@ -79,6 +79,8 @@ NB_MODULE(_t3k, m) {
   bind_tucker_tensor_train(m);
   bind_tangent_space(m);
   bind_probe_jets(m);
+  bind_scalar_measurements(m);
+  bind_fitting_problem(m);
   bind_fit(m);
   bind_files(m);
   m.def(

@@ -11,6 +11,7 @@
 #include "t3k/optimizers/fitting_problem.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace t3k_python {
@@ -106,85 +107,82 @@ inline nb::tuple size_tuple(std::vector<std::size_t> const& values) {
   return nb::tuple(l);
 }
 
-/// A fitting problem on the module's arrays: ww[i], pp[i] (W, N_i), targets[i] (W, K+1, N_i), optional weights (W), and
-/// an optional validation set (a problem of the same mode sizes and order).
+/// A fitting problem on the module's arrays, of one measurement kind (docs/math.md, measurements): probes ww[i],
+/// pp[i] (W, N_i) and targets[i] (W, K+1, N_i); applies ww[i] (W, N_i), pp[i] for K >= 1 and one targets array;
+/// entries indices (W, d) int32, pp[i] for K >= 1 and one targets array. A scalar kind's targets array is (W),
+/// (W, K+1) or (W, K+1, 1) (its extents padded with ones). Optional weights (W), order_weights (K+1), and a
+/// validation set (a problem of the same kind, mode sizes and order).
 struct PyFittingProblem {
   Dtype dtype = Dtype::float64;
+  t3k::MeasurementKind kind = t3k::MeasurementKind::probes;
+  std::vector<std::size_t> shape;  ///< N_0..N_{d-1}
   std::vector<Array> ww, pp, targets;
-  std::vector<Array> weights;  ///< empty or one array
+  std::vector<Array> indices, weights, order_weights;  ///< each empty or one array
   std::shared_ptr<PyFittingProblem const> validation;
+
+  /// The extents of targets[i] as the library's (W, K+1, width) jets.
+  std::vector<std::size_t> jet_shape(std::size_t i) const {
+    Array const& a = targets[i];
+    return {a.shape(0), a.ndim() > 1 ? a.shape(1) : 1, a.ndim() > 2 ? a.shape(2) : 1};
+  }
 
   template <class Scalar>
   t3k::FittingProblem<Scalar, Memory> view() const {
     t3k::FittingProblem<Scalar, Memory> p;
+    p.kind = kind;
     for (auto const& a : ww) p.ww.push_back(matrix_view<Scalar>(a));
     for (auto const& a : pp) p.pp.push_back(matrix_view<Scalar>(a));
-    for (auto const& a : targets) p.targets.push_back(tensor3_view<Scalar>(a));
+    if (!indices.empty()) {
+      p.indices = t3k::EntryIndices<Memory>(const_cast<int*>(static_cast<int const*>(indices[0].data())),
+                                            indices[0].shape(0), indices[0].shape(1));
+    }
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      auto const e = jet_shape(i);
+      p.targets.emplace_back(mutable_data<Scalar>(targets[i]), e[0], e[1], e[2]);
+    }
     if (!weights.empty()) {
       p.weights = Kokkos::View<Scalar*, Memory>(mutable_data<Scalar>(weights[0]), weights[0].shape(0));
     }
-    p.order = targets.empty() ? 0 : targets[0].shape(1) - 1;
+    if (!order_weights.empty()) {
+      p.order_weights =
+          Kokkos::View<Scalar*, Memory>(mutable_data<Scalar>(order_weights[0]), order_weights[0].shape(0));
+    }
+    p.order = order();
     if (validation)
       p.validation = std::make_shared<t3k::FittingProblem<Scalar, Memory> const>(validation->view<Scalar>());
     return p;
   }
-  std::size_t order() const { return targets.empty() ? 0 : targets[0].shape(1) - 1; }
-  std::size_t n_probes() const { return ww.empty() ? 0 : ww[0].shape(0); }
-  std::vector<std::size_t> mode_sizes() const {
-    std::vector<std::size_t> out;
-    for (auto const& a : ww) out.push_back(a.shape(1));
-    return out;
-  }
+  std::size_t order() const { return targets.empty() ? 0 : jet_shape(0)[1] - 1; }
+  std::size_t n_probes() const { return targets.empty() ? 0 : targets[0].shape(0); }
+  std::vector<std::size_t> mode_sizes() const { return shape; }
 };
 
-/// A library problem (and its validation set) copied into the module's arrays. Holds the GIL.
+/// A library problem (and its validation set) copied into the module's arrays; `shape` are its mode sizes. Holds
+/// the GIL.
 template <class Scalar>
-PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, Memory> const& p, Dtype dt) {
+PyFittingProblem problem_from_library(t3k::FittingProblem<Scalar, Memory> const& p, Dtype dt,
+                                      std::vector<std::size_t> const& shape) {
   PyFittingProblem out;
   out.dtype = dt;
+  out.kind = p.kind;
+  out.shape = shape;
   auto keep = [&](auto const& view) { return nb::cast<Array>(array_copy(view, dt), false); };
   for (auto const& v : p.ww) out.ww.push_back(keep(v));
   for (auto const& v : p.pp) out.pp.push_back(keep(v));
   for (auto const& v : p.targets) out.targets.push_back(keep(v));
+  if (p.indices.data() != nullptr) out.indices.push_back(nb::cast<Array>(array_copy(p.indices, Dtype::int32), false));
   if (p.weights.data() != nullptr) out.weights.push_back(keep(p.weights));
-  if (p.validation) out.validation = std::make_shared<PyFittingProblem const>(problem_from_library(*p.validation, dt));
+  if (p.order_weights.data() != nullptr) out.order_weights.push_back(keep(p.order_weights));
+  if (p.validation) {
+    out.validation = std::make_shared<PyFittingProblem const>(problem_from_library(*p.validation, dt, shape));
+  }
   return out;
 }
 
-/// A problem of the given arrays (held without a copy where they are C-contiguous arrays of the dtype) and an
-/// optional validation set. **Throws:** ValueError naming the array and both shapes when they do not fit together.
-inline PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights,
-                                     nb::handle dtype, PyFittingProblem const* validation) {
-  std::string const where = "t3k.FittingProblem";
-  PyFittingProblem p;
-  p.dtype = inferred_dtype(dtype, ww, where);
-  p.ww = as_array_list(ww, p.dtype, 2, where, "ww", "(W x N_i)");
-  p.pp = as_array_list(pp, p.dtype, 2, where, "pp", "(W x N_i)");
-  p.targets = as_array_list(targets, p.dtype, 3, where, "targets", "(W x (K+1) x N_i)");
-  if (!weights.is_none()) p.weights.push_back(as_array(weights, p.dtype, 1, where, "weights", "(W)"));
-  if (p.ww.empty()) fail(where + ": ww must hold one (W x N_i) array per mode, got none");
-  if (p.targets.empty() || p.targets[0].shape(1) == 0) {
-    fail(where + ": targets must hold one (W x (K+1) x N_i) array per mode with K + 1 >= 1");
-  }
-  auto const shapes = p.mode_sizes();
-  dispatch(p.dtype, [&](auto zero) { t3k::impl::check_problem(where, p.view<decltype(zero)>(), shapes); });
-  // As `t3k fit` checks its data: a NaN or a negative weight makes a loss that the optimizers would drive anywhere.
-  require_finite(p.ww, p.dtype, where, "ww", true);
-  require_finite(p.pp, p.dtype, where, "pp", true);
-  require_finite(p.targets, p.dtype, where, "targets", true);
-  require_finite(p.weights, p.dtype, where, "weights", false, true);
-  if (validation) {
-    auto const theirs = validation->mode_sizes();
-    if (validation->dtype != p.dtype || theirs != shapes || validation->order() != p.order()) {
-      fail(where + ": validation must be a FittingProblem of the same dtype, mode sizes and order (" +
-           dtype_name(p.dtype) + ", N = " + t3k::impl::shape_string(shapes) + ", K = " + std::to_string(p.order()) +
-           "), got " + dtype_name(validation->dtype) + ", N = " + t3k::impl::shape_string(theirs) +
-           ", K = " + std::to_string(validation->order()));
-    }
-    if (validation->validation) fail(where + ": validation must be a problem without a validation set of its own");
-    p.validation = std::make_shared<PyFittingProblem const>(*validation);
-  }
-  return p;
-}
+/// A problem of probes from its arrays (held without a copy where they are C-contiguous arrays of the dtype), with
+/// optional weights, order_weights (absent: a null or None handle) and validation set (bind_fitting_problem.cpp).
+/// **Throws:** ValueError naming the array and both shapes when they do not fit together, or a non-finite entry.
+PyFittingProblem make_problem(nb::handle ww, nb::handle pp, nb::handle targets, nb::handle weights, nb::handle dtype,
+                              PyFittingProblem const* validation, nb::handle order_weights = nb::handle());
 
 }  // namespace t3k_python

@@ -1,4 +1,5 @@
-"""T3K: Tucker tensor trains, their probe jets, the Jacobian J and its transpose, on NumPy arrays.
+"""T3K: Tucker tensor trains, their measurements (entries, applies, probes) and jets, the Jacobian J and its
+transpose, and fits to them, on NumPy arrays.
 
 The functions and classes are those of the C++ library (docs/python.md lists them); arrays go in and come out as
 NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit. Unless
@@ -39,7 +40,13 @@ from ._t3k import (
     T3Variation,
     TuckerTensorTrain,
     __version__,
+    applies,
+    apply_derivatives,
+    apply_derivatives_transpose,
     device,
+    entries,
+    entry_derivatives,
+    entry_derivatives_transpose,
     estimate_chunk_size,
     has_hdf5,
     inner_product,
@@ -50,7 +57,11 @@ from ._t3k import (
     probe_derivatives_transpose,
     probes,
     reduction_block_size,
+    score,
+    t3_from_dense,
     t3_svd,
+    tangent_apply_derivatives,
+    tangent_entry_derivatives,
     tangent_probe_derivatives,
 )
 
@@ -123,9 +134,10 @@ def _fit_doc() -> str:
     ]
     return (
         "Fits a T3 of x0's ranks to problem with one of the optimizers of `t3k fit` (docs/math.md, docs/config.md).\n\n"
-        "problem: a FittingProblem. x0: the starting TuckerTensorTrain (same dtype).\n"
+        "problem: a FittingProblem of any kind (probes, entries, applies). x0: the starting TuckerTensorTrain (same\n"
+        "    dtype and mode sizes).\n"
         f"optimizer: one of {', '.join(repr(n) for n in keys if n)}.\n"
-        "chunk_size: probes per J^T pass: 'auto' (estimated once from x0's shapes), None (all at once) or an\n"
+        "chunk_size: samples per J^T pass: 'auto' (estimated once from x0's shapes), None (all at once) or an\n"
         "    integer; as chunk_size of the configuration file.\n"
         "callback: called after every iteration (iteration 0 is x0) with that iteration's record (a dict as in\n"
         "    FitResult.history). Returning True, or raising StopIteration, stops the fit there: fit returns that\n"
@@ -263,7 +275,13 @@ __all__ = [
     "T3Variation",
     "TuckerTensorTrain",
     "__version__",
+    "applies",
+    "apply_derivatives",
+    "apply_derivatives_transpose",
     "device",
+    "entries",
+    "entry_derivatives",
+    "entry_derivatives_transpose",
     "estimate_chunk_size",
     "fit",
     "frame_from_t3toolbox",
@@ -282,7 +300,11 @@ __all__ = [
     "reduction_block_size",
     "save",
     "save_problem",
+    "score",
+    "t3_from_dense",
     "t3_svd",
+    "tangent_apply_derivatives",
+    "tangent_entry_derivatives",
     "tangent_probe_derivatives",
     "to_t3toolbox",
     "variation_from_t3toolbox",

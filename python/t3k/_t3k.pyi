@@ -89,6 +89,14 @@ def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, 
     every singular value computed, before truncation. None: no cap.
     """
 
+def t3_from_dense(dense: numpy.typing.ArrayLike, max_tucker_ranks: Sequence[int] | None = None, max_tt_ranks: Sequence[int] | None = None, rtol: float = 0.0, dtype: numpy.typing.DTypeLike = None) -> tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]:
+    """
+    The T3 of a dense d-dimensional array (its shape is the T3's): HOSVD Tucker factors, an exact train of
+    the projected core, then t3_svd with these caps and tolerance (none: exact to rounding). Returns as
+    t3_svd. dtype: by default float32 for a float32 array, else float64. Runs on the host (LAPACK); meant
+    for tensors of up to some millions of entries. Raises ValueError for a NaN or an infinity in dense.
+    """
+
 class OrthogonalFrame:
     """
     The orthogonal frame of a T3 (docs/math.md): up Tucker factors U_i (nU_i, N_i), left-orthogonal L_i
@@ -210,37 +218,112 @@ def probe_derivatives(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike]
     integer); the result does not depend on it. Raises ValueError naming the array and both shapes.
     """
 
-def estimate_chunk_size(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int:
+def estimate_chunk_size(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64, kind: str = 'probes') -> int:
     """
     The balance chunk size of J^T for these T3 shapes: the largest chunk whose workspace stays within the
-    bytes of the probe data itself; a multiple of block_rows, or all probes. Nothing runs.
+    bytes of the sample data itself; a multiple of block_rows, or all samples. kind: the measurements J^T
+    runs on, 'probes', 'entries' or 'applies' (n_probes: their number W). Nothing runs.
     """
 
-def max_chunk_size_within(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, target_bytes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64) -> int:
+def max_chunk_size_within(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], order: int, n_probes: int, target_bytes: int, n_tangent: int = 1, n_shards: int = 1, dtype: numpy.typing.DTypeLike = 'float64', block_rows: int = 64, kind: str = 'probes') -> int:
     """
-    The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes.
+    The largest J^T chunk whose peak memory (inputs, workspace, gradients) stays within target_bytes, for
+    measurements of kind ('probes', 'entries' or 'applies').
     Raises ValueError stating the bytes needed when even one block does not fit.
+    """
+
+def entries(x: TuckerTensorTrain, indices: numpy.typing.ArrayLike) -> numpy.ndarray:
+    """
+    The entries X[indices[s, 0], .., indices[s, d-1]]: a (W,) array.
+
+    indices: (W, d) integers of any dtype, 0-based, 0 <= indices[s, i] < N_i (a multi-index may repeat).
+    Raises ValueError naming the first index out of range and its mode's size.
+    """
+
+def applies(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike]) -> numpy.ndarray:
+    """
+    The applies X(ww[0][s], .., ww[d-1][s]) (X contracted with ww[m][s] in every mode m): a (W,) array.
+
+    ww: one (W, N_i) array per mode. Raises ValueError naming the array and both shapes.
+    """
+
+def entry_derivatives(x: TuckerTensorTrain, indices: numpy.typing.ArrayLike, pp: Sequence[numpy.typing.ArrayLike] | None = None, order: int = 0, chunk_size: int | str | None = 'auto') -> numpy.ndarray:
+    """
+    Jets of entries: a (W, order + 1) array of the Taylor coefficients a^(k) of
+    a(t) = X(e_{indices[s, 0]} + t pp[0][s], .., e_{indices[s, d-1]} + t pp[d-1][s]) (e_j one-hot; orders k > d
+    are zero). pp: one (W, N_i) direction per mode, required for order >= 1. chunk_size: samples per pass
+    ('auto', None for all at once, or an integer); the result does not depend on it.
+    """
+
+def apply_derivatives(x: TuckerTensorTrain, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike] | None = None, order: int = 0, chunk_size: int | str | None = 'auto') -> numpy.ndarray:
+    """
+    Jets of applies: a (W, order + 1) array of the Taylor coefficients a^(k) of
+    a(t) = X(ww[0][s] + t pp[0][s], .., ww[d-1][s] + t pp[d-1][s]) (orders k > d are zero).
+    pp: required for order >= 1. chunk_size: as entry_derivatives.
+    """
+
+def tangent_entry_derivatives(frame: OrthogonalFrame, v: T3Variation, indices: numpy.typing.ArrayLike, pp: Sequence[numpy.typing.ArrayLike] | None = None, order: int = 0, chunk_size: int | str | None = 'auto') -> numpy.ndarray:
+    """
+    J v for entries: the entry jets of the tangent tensors T(v_t), an (n_stack, W, order + 1) array.
+    """
+
+def tangent_apply_derivatives(frame: OrthogonalFrame, v: T3Variation, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike] | None = None, order: int = 0, chunk_size: int | str | None = 'auto') -> numpy.ndarray:
+    """
+    J v for applies: the apply jets of the tangent tensors T(v_t), an (n_stack, W, order + 1) array.
+    """
+
+def entry_derivatives_transpose(frame: OrthogonalFrame, indices: numpy.typing.ArrayLike, pp: Sequence[numpy.typing.ArrayLike] | None, residuals: numpy.typing.ArrayLike, sum_over_probes: bool = True, chunk_size: int | str | None = 'auto') -> T3Variation:
+    """
+    J^T for entries: residual jets (W, K+1), or (n_t, W, K+1) for a stack, back-projected into variations, so
+    that sum(tangent_entry_derivatives(frame, v, indices, pp, K) * r) = sum_i <V_i, V~_i> + <H_i, H~_i>.
+    pp: None for K = 0. sum_over_probes and chunk_size: as probe_derivatives_transpose (every chunk size
+    gives the same result bit for bit; False gives n_t * W variations, index t * W + s). Not gauged.
+    """
+
+def apply_derivatives_transpose(frame: OrthogonalFrame, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike] | None, residuals: numpy.typing.ArrayLike, sum_over_probes: bool = True, chunk_size: int | str | None = 'auto') -> T3Variation:
+    """
+    J^T for applies: as entry_derivatives_transpose, with one (W, N_i) vector per mode instead of indices.
     """
 
 class FittingProblem:
     """
-    The data of a fit (docs/math.md): probe vectors ww[i] and directions pp[i] of shape (W, N_i), target jets
-    targets[i] of shape (W, K+1, N_i) and optional per-probe weights (W). The loss is
-    0.5 sum_s c_s sum_i sum_k ||z_i^(k)(X; w_s, p_s) - y_{s,i}^(k)||^2. Arrays are held as T3 cores are.
+    The data of a fit (docs/math.md): W samples of one measurement kind with target jets of order K.
+    - probes (FittingProblem(...)): vectors ww[i] and directions pp[i] (W, N_i), targets[i] (W, K+1, N_i);
+    - entries (FittingProblem.entries): multi-indices (W, d), values (W, K+1), pp[i] for K >= 1;
+    - applies (FittingProblem.applies): vectors ww[i] (W, N_i), values (W, K+1), pp[i] for K >= 1.
+    Optional per-sample weights c_s (W) and per-order weights omega_k (K+1). The loss is
+    0.5 sum_s c_s sum_k omega_k^2 ||measurement_s^(k)(X) - target_s^(k)||^2. Arrays are held as T3 cores are.
     """
 
-    def __init__(self, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], targets: Sequence[numpy.typing.ArrayLike], weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, validation: FittingProblem | None = None) -> None:
+    def __init__(self, ww: Sequence[numpy.typing.ArrayLike], pp: Sequence[numpy.typing.ArrayLike], targets: Sequence[numpy.typing.ArrayLike], weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, validation: FittingProblem | None = None, order_weights: numpy.typing.ArrayLike | None = None) -> None:
         """
-        A problem from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when ww[0] is
-        float32, else float64. validation: held-out probes of the same dtype, mode sizes and order (as
-        validation.file of `t3k fit`), whose relative residual fit records and validation_patience stops on.
-        Raises ValueError naming the array and both shapes when they do not fit.
+        A problem of probes from its arrays; K is targets[0].shape[1] - 1. dtype: by default float32 when
+        ww[0] is float32, else float64. validation: held-out samples of the same kind, dtype, mode sizes and
+        order (as validation.file of `t3k fit`), whose relative residual fit records and validation_patience
+        stops on. order_weights: omega_0..omega_K (each finite and >= 0). Raises ValueError naming the array
+        and both shapes when they do not fit, or the first entry that is not finite.
+        """
+
+    @staticmethod
+    def entries(indices: numpy.typing.ArrayLike, values: numpy.typing.ArrayLike, shape: Sequence[int], pp: Sequence[numpy.typing.ArrayLike] | None = None, weights: numpy.typing.ArrayLike | None = None, order_weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, validation: FittingProblem | None = None) -> FittingProblem:
+        """
+        A problem of entries (tensor completion): indices (W, d) integers of any dtype, 0 <= indices[s, i] <
+        shape[i]; values (W) or (W, K+1): the entries, or their jets along pp (one (W, N_i) direction per mode,
+        required for K >= 1). shape: the mode sizes N_0..N_{d-1}. dtype: by default float32 when values is
+        float32, else float64. Raises ValueError naming the first index out of range and its mode's size.
+        """
+
+    @staticmethod
+    def applies(ww: Sequence[numpy.typing.ArrayLike], values: numpy.typing.ArrayLike, pp: Sequence[numpy.typing.ArrayLike] | None = None, weights: numpy.typing.ArrayLike | None = None, order_weights: numpy.typing.ArrayLike | None = None, dtype: numpy.typing.DTypeLike = None, validation: FittingProblem | None = None) -> FittingProblem:
+        """
+        A problem of applies: vectors ww[i] (W, N_i); values (W) or (W, K+1): X(ww[0][s], .., ww[d-1][s]) or
+        its jets along pp (required for K >= 1). dtype: as FittingProblem's.
         """
 
     def hold_out(self, fraction: float | None = None, count: int | None = None, seed: int = 0) -> FittingProblem:
         """
-        A new problem without `count` probes (or round(fraction * W)), drawn by seed, which become its
-        validation set: the same probes as validation.fraction / validation.count of `t3k fit` with that
+        A new problem without `count` samples (or round(fraction * W)), drawn by seed, which become its
+        validation set: the same samples as validation.fraction / validation.count of `t3k fit` with that
         seed. Give exactly one of fraction and count.
         """
 
@@ -249,27 +332,56 @@ class FittingProblem:
         """The validation set (a FittingProblem sharing its arrays), or None."""
 
     @staticmethod
-    def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, seed: int = 0) -> FittingProblem:
+    def planted(truth: TuckerTensorTrain, n_probes: int, order: int, noise: float = 0.0, seed: int = 0, kind: str = 'probes') -> FittingProblem:
         """
-        A synthetic problem with a known answer: random probe pairs, targets the probe jets of truth
-        plus noise * rms(jets) * normal noise (the planted problems of `t3k fit`).
+        A synthetic problem with a known answer (the planted problems of `t3k fit`): n_probes samples of
+        `kind` ('probes', 'entries' or 'applies'; entries distinct, drawn by seed), random directions for
+        order >= 1, targets the jets of truth plus noise * rms(jets) * normal noise.
         """
+
+    @property
+    def kind(self) -> str:
+        """'probes', 'entries' or 'applies'."""
 
     @property
     def ww(self) -> list[numpy.ndarray]:
-        """(W, N_i) per mode, read-only views."""
+        """(W, N_i) per mode, read-only views (empty for entries)."""
 
     @property
     def pp(self) -> list[numpy.ndarray]:
-        """(W, N_i) per mode, read-only views."""
+        """
+        (W, N_i) per mode, read-only views (empty for entries and applies of order 0 given without pp).
+        """
+
+    @property
+    def indices(self) -> numpy.ndarray | None:
+        """
+        The multi-indices of entries, (W, d) int32, or None for the other kinds.
+        """
 
     @property
     def targets(self) -> list[numpy.ndarray]:
-        """(W, K+1, N_i) per mode, read-only views."""
+        """
+        (W, K+1, N_i) per mode for probes; one (W, K+1, 1) array for entries and applies. Read-only views.
+        """
+
+    @property
+    def values(self) -> numpy.ndarray | None:
+        """
+        The target jets of entries and applies, (W, K+1), a read-only view; None for probes.
+        """
 
     @property
     def weights(self) -> numpy.ndarray | None:
         """(W,) or None (all ones)."""
+
+    @property
+    def order_weights(self) -> numpy.ndarray | None:
+        """omega_0..omega_K, (K+1,), or None (all ones)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """(N_0, .., N_{d-1})."""
 
     @property
     def order(self) -> int:
@@ -277,11 +389,18 @@ class FittingProblem:
 
     @property
     def n_probes(self) -> int:
-        """W."""
+        """W, the number of samples."""
 
     @property
     def dtype(self) -> numpy.dtype:
         """float32 or float64."""
+
+def score(problem: FittingProblem, x: TuckerTensorTrain) -> dict[str, float]:
+    """
+    The loss of x on problem, without an optimizer: {'loss': 0.5 sum_s c_s sum_k omega_k^2 ||r_s^(k)||^2,
+    'zero_loss': the loss of X = 0, 'relative_residual': sqrt(loss / zero_loss)} (as fit records them).
+    Raises ValueError when x's dtype or shape does not fit the problem or its cores are not finite.
+    """
 
 def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False) -> None:
     """

@@ -51,3 +51,30 @@ def tangent_dense(up, left, right, outer, v_tucker, v_tt):
         tucker = up[:i] + [v_tucker[i]] + up[i + 1 :]
         total = total + t3_dense(tucker, left[:i] + [outer[i]] + right[i + 1 :])
     return total
+
+
+def contract_all(x, vectors):
+    """x contracted with vectors[m] in every mode m (a scalar)."""
+    out = x
+    for m in reversed(range(x.ndim)):
+        out = np.tensordot(out, vectors[m], axes=([m], [0]))
+    return float(out)
+
+
+def dense_scalar_jets(x, ww, pp, order):
+    """Jets of applies by the subset expansion: a^(k) = sum over sets S of k modes of x contracted with pp[m] for m in
+    S and ww[m] otherwise; zero for k > d. Entries are applies of one-hot vectors (one_hot)."""
+    d = x.ndim
+    n_samples = ww[0].shape[0]
+    jets = np.zeros((n_samples, order + 1))
+    for k in range(min(order, d) + 1):
+        for subset in itertools.combinations(range(d), k):
+            for s in range(n_samples):
+                jets[s, k] += contract_all(x, [pp[m][s] if m in subset else ww[m][s] for m in range(d)])
+    return jets
+
+
+def one_hot(indices, shape):
+    """The one-hot vectors of multi-indices (W, d): one (W, N_i) array per mode."""
+    indices = np.asarray(indices)
+    return [np.eye(n)[indices[:, i]] for i, n in enumerate(shape)]
