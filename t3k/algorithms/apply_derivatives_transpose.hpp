@@ -4,6 +4,7 @@
 /// samples back-projected into a variation gradient, summed over samples or per sample, computed in chunks of
 /// samples with the probe kind's guarantees (every chunk size gives the same bits, exact memory model).
 
+#include "t3k/algorithms/apply_derivatives.hpp"
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/impl/frame_shapes.hpp"
 #include "t3k/algorithms/impl/jet_kernels.hpp"
