@@ -153,9 +153,11 @@ class PairedReference {
 
 /// Runs `call` once per benchmark iteration with a fence before the loop and after every call; reports the fenced
 /// wall time as the iteration time (register with ->UseManualTime()). With `paired`, after every timed call the
-/// reference kernel runs for about as long, untimed (PairedReference). Returns the total timed seconds of `call`.
+/// reference kernel runs for about as long, untimed (PairedReference); with `second` too, so does a second one after
+/// it (a benchmark compared with both the GEMM and the copy reference). Returns the total timed seconds of `call`.
 template <class ExecSpace, class Call>
-double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call, PairedReference* paired = nullptr) {
+double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call, PairedReference* paired = nullptr,
+                  PairedReference* second = nullptr) {
   using clock = std::chrono::steady_clock;
   space.fence();
   double total = 0;
@@ -167,6 +169,7 @@ double timed_loop(benchmark::State& state, ExecSpace const& space, Call&& call, 
     state.SetIterationTime(seconds);
     total += seconds;
     if (paired) paired->sample(seconds);
+    if (second) second->sample(seconds);
   }
   return total;
 }

@@ -2,6 +2,7 @@
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
+#include "t3k/algorithms/apply_derivatives_transpose.hpp"
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
@@ -77,6 +78,59 @@ void measured_peak_matches_model() {
             << "d=" << d << " K=" << mc.order << " n_t=" << mc.n_tangent << " chunk " << chunk
             << (summed ? " summed" : " per probe");
         EXPECT_LE(std::abs(double(measured) - predicted), 0.05 * predicted);
+      }
+    }
+  }
+}
+
+// The same for the scalar kinds: the measured peak of entries and applies J^T (summed and per sample, chunks of one
+// block, two blocks and all rows) stays within transpose_memory_model(kind, ...) and equals it up to allocation
+// rounding. Few samples (a few blocks), so that it runs in seconds on every backend.
+template <class C>
+void scalar_measured_peak_matches_model() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  t3k::ScalarType const type = sizeof(S) == 4 ? t3k::ScalarType::float32 : t3k::ScalarType::float64;
+  std::size_t const w = block_of<C>() * 3 + 8;
+  for (auto const& mc : model_cases()) {
+    auto fc = frame_case_of(mc);
+    std::size_t const d = fc.big_n.size();
+    auto f = random_frame<S, typename C::memory_space>(space, fc, 2);
+    std::vector<Probe2<C>> ww, pp;
+    for (std::size_t i = 0; i < d; ++i) {
+      ww.push_back(Probe2<C>("w", w, fc.big_n[i]));
+      pp.push_back(Probe2<C>("p", w, fc.big_n[i]));
+    }
+    if (mc.order == 0) pp.clear();
+    t3k::EntryIndices<typename C::memory_space> idx("indices", w, d);
+    auto idx_host = Kokkos::create_mirror_view(idx);
+    for (std::size_t s = 0; s < w; ++s)
+      for (std::size_t i = 0; i < d; ++i) idx_host(s, i) = int((7 * s + 3 * i) % fc.big_n[i]);
+    Kokkos::deep_copy(idx, idx_host);
+    Kokkos::View<S***, Kokkos::LayoutRight, typename C::memory_space> r("r", mc.n_tangent, w, mc.order + 1);
+    for (auto kind : {t3k::MeasurementKind::entries, t3k::MeasurementKind::applies}) {
+      for (bool summed : {true, false}) {
+        auto model = t3k::transpose_memory_model(kind, mc.big_n, mc.n, mc.r, mc.order, mc.n_tangent, summed, type,
+                                                 block_of<C>());
+        for (std::size_t chunk : {std::size_t(1), 2 * block_of<C>() + 22, w}) {
+          t3k::TransposeOptions const options{summed, t3k::ChunkSize::of(chunk)};
+          space.fence();
+          std::int64_t measured = 0;
+          {
+            t3k::AllocationTracker tracker;
+            auto g = kind == t3k::MeasurementKind::entries
+                         ? t3k::entry_derivatives_transpose(space, f, idx, pp, r, options)
+                         : t3k::apply_derivatives_transpose(space, f, ww, pp, r, options);
+            space.fence();
+            measured = tracker.peak(typename C::memory_space().name());
+          }
+          double const predicted = double(model.allocated_bytes(w, chunk));
+          std::string const what = std::string(t3k::to_string(kind)) + " d=" + std::to_string(d) +
+                                   " K=" + std::to_string(mc.order) + " n_t=" + std::to_string(mc.n_tangent) +
+                                   " chunk " + std::to_string(chunk) + (summed ? " summed" : " per sample");
+          EXPECT_LE(double(measured), predicted + 64.0 * (4 * d + 2)) << what;
+          EXPECT_NEAR(double(measured), predicted, 64.0 * (4 * d + 2)) << what;
+        }
       }
     }
   }
@@ -407,6 +461,7 @@ class MemoryModelTest : public ::testing::Test {};
 TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
 
 TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
+TYPED_TEST(MemoryModelTest, ScalarKindsMeasuredPeakMatchesModel) { scalar_measured_peak_matches_model<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, AutoChunkEqualsNoneBitwise) { auto_chunk_equals_none_bitwise<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, ChunkLoopsAllocateOncePerCall) { chunk_loops_allocate_once_per_call<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, ProbeSweepAutoChunkIsCacheSizedOnHost) {

@@ -92,67 +92,97 @@ void scalar_transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar,
   bool const packed = samples.packs_omega(kl);
   auto const &big_n = sh.big_n, &nu = sh.nu, &no = sh.no, &rl = sh.rl, &rr = sh.rr;
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
-  auto built = build_workspace<Scalar, Mem>(
-      space, "t3k::apply_derivatives_transpose::workspace", [&](WorkspaceArena<Scalar, Mem>& arena) {
-        return scalar_transpose_layout(arena, sh, c, nt, k1, packed, block_size);
-      });
+  auto built = build_workspace<Scalar, Mem>(space, "t3k::apply_derivatives_transpose::workspace",
+                                            [&](WorkspaceArena<Scalar, Mem>& arena) {
+                                              return scalar_transpose_layout(arena, sh, c, nt, k1, packed, block_size);
+                                            });
   auto& w = built.first;
   for (std::size_t i = 0; i < d; ++i) {
     permute_core_axes(space, "t3k::apply_derivatives_transpose::outer_by_right", w.outer_by_right[i],
                       frame.outer_tt(i).data(), CoreAxes::last_two);
   }
   auto mat = [&](Scalar const* data, std::size_t m, std::size_t n) { return as_matrix<Scalar, Mem>(data, m, n); };
+  // The widest Khatri-Rao row of any core (the buffers' capacity per coefficient, scalar_transpose_layout).
+  std::size_t kr_width = 1;
+  for (std::size_t i = 0; i < d; ++i) kr_width = max_of(kr_width, max_of(rl[i] * nu[i], nu[i] * rr[i + 1]));
   for (std::size_t s0 = 0; s0 < n_samples; s0 += c) {
     std::size_t const rows = min_of(c, n_samples - s0);
-    auto r3 = [&](J3 const& j, std::size_t width) { return J3(j.data(), rows, j.extent(1), width); };
-    auto c3 = [&](J3 const& j, std::size_t width) { return J3c(r3(j, width)); };
-    auto kr4 = [&](int b, std::size_t p, std::size_t q) { return J4(w.khatri_rao[b].data(), rows, k1, p, q); };
-    // (1)
-    for (std::size_t i = 0; i < d; ++i) {
-      apply_factor_to_samples(space, "t3k::apply_derivatives_transpose::xi", r3(w.xi[i], nu[i]),
-                              mat(frame.up_tucker(i).data(), nu[i], big_n[i]), samples, i, int(s0),
-                              r3(w.omega[i], packed ? big_n[i] : 0));
-    }
-    for (std::size_t t = 0; t < nt; ++t) {
-      for_each_jet_entry(space, "t3k::apply_derivatives_transpose::pack_residuals", int(rows), k1, 1,
-                         PackScalarResidualEntry<Scalar, Mem, ResidualView>{r3(w.resid[t], 1), residuals, int(t),
-                                                                            int(s0)});
-    }
-    // (2)
-    fill_ones_jet(space, r3(w.mu[0], 1));
-    for (std::size_t i = 0; i + 1 < d; ++i) {
-      khatri_rao_then_apply_matrix(space, "t3k::apply_derivatives_transpose::mu_xi", kr4(0, rl[i], nu[i]),
-                                   Term{c3(w.mu[i], rl[i]), c3(w.xi[i], nu[i]), JetPairing::product}, Term{}, false,
-                                   "t3k::apply_derivatives_transpose::mu", r3(w.mu[i + 1], rl[i + 1]),
-                                   mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]), MatrixSide::cols_out);
-    }
-    // (3)
-    fill_ones_jet(space, r3(w.nu[d], 1));
-    for (std::size_t i = d; i-- > 0;) {
-      if (i >= 1) {
-        khatri_rao_then_apply_matrix(space, "t3k::apply_derivatives_transpose::xi_nu", kr4(0, nu[i], rr[i + 1]),
-                                     Term{c3(w.xi[i], nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::product},
-                                     Term{}, false, "t3k::apply_derivatives_transpose::nu", r3(w.nu[i], rr[i]),
-                                     mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::rows_out);
+    // Rows g of a workspace jet where the chunk's layout for this width puts them (g: a row range or the whole
+    // chunk), so that the whole-chunk assembly reads what the ranges wrote.
+    auto r3 = [&](RowRange const& g, J3 const& j, std::size_t width) {
+      return J3(j.data() + g.first * j.extent(1) * width, g.count, j.extent(1), width);
+    };
+    auto c3 = [&](RowRange const& g, J3 const& j, std::size_t width) { return J3c(r3(g, j, width)); };
+    auto kr4 = [&](RowRange const& g, int b, std::size_t p, std::size_t q) {
+      return range_rows<Scalar, Mem>(w.khatri_rao[b].data(), std::size_t(k1) * p * q, g, k1, p, q);
+    };
+    // Step (2) runs every core in one parallel region, where threads may be at different cores: there a chunk row
+    // of the sweep's Khatri-Rao jets is K1 times the widest row, an offset no core's shape changes.
+    auto kr4_per_range = [&](RowRange const& g, std::size_t p, std::size_t q) {
+      return range_rows<Scalar, Mem>(w.khatri_rao[0].data(), std::size_t(k1) * kr_width, g, k1, p, q);
+    };
+    RowRange const chunk{0, rows, 0};
+    // Steps (1) and (2) are per sample: each thread carries its row range through all of them in one parallel
+    // region (for_each_row_range_on_host_threads; device backends: the whole chunk). A parallel region per kernel
+    // costs more than these narrow kernels on two threads (BM_EntriesJT_Target).
+    for_each_row_range_on_host_threads(space, rows, block_size, [&](RowRange const& g) {
+      int const first = int(s0 + g.first);
+      // (1)
+      for (std::size_t i = 0; i < d; ++i) {
+        apply_factor_to_samples(space, "t3k::apply_derivatives_transpose::xi", r3(g, w.xi[i], nu[i]),
+                                mat(frame.up_tucker(i).data(), nu[i], big_n[i]), samples, i, first,
+                                r3(g, w.omega[i], packed ? big_n[i] : 0));
       }
-      J4 const em(w.transient.data(), rows, k1, rr[i + 1], no[i]);
-      apply_matrix(space, "t3k::apply_derivatives_transpose::mu_o", J3(em.data(), rows, k1, rr[i + 1] * no[i]),
-                   c3(w.mu[i], rl[i]), mat(w.outer_by_right[i].data(), rl[i], rr[i + 1] * no[i]), MatrixSide::cols_out,
-                   false);
-      contract_jets(space, "t3k::apply_derivatives_transpose::eta", r3(w.eta, no[i]), Jet4<Scalar const, Mem>(em),
-                    ContractAxis::first, c3(w.nu[i + 1], rr[i + 1]), JetPairing::product, false);
-      J3c const omega = c3(w.omega[i], packed ? big_n[i] : 0);
       for (std::size_t t = 0; t < nt; ++t) {
-        J3c const r = c3(w.resid[t], 1);
-        khatri_rao_jets(space, "t3k::apply_derivatives_transpose::delta", J4(w.delta.data(), rows, k1, nu[i], 1),
-                        Term{c3(w.xi[i], nu[i]), r, JetPairing::correlate_y_fixed});
-        auto z = kr4(1, nu[i], rr[i + 1]);
-        khatri_rao_jets(space, "t3k::apply_derivatives_transpose::z", z,
-                        Term{c3(w.delta, nu[i]), c3(w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed});
-        khatri_rao_jets(space, "t3k::apply_derivatives_transpose::adjoint_eta",
-                        J4(w.adjoint_eta.data(), rows, kl, no[i], 1),
-                        Term{c3(w.eta, no[i]), r, JetPairing::correlate_y_fixed});
-        J3c const g = c3(w.adjoint_eta, no[i]);
+        for_each_jet_entry(
+            space, "t3k::apply_derivatives_transpose::pack_residuals", int(g.count), k1, 1,
+            PackScalarResidualEntry<Scalar, Mem, ResidualView>{r3(g, w.resid[t], 1), residuals, int(t), first});
+      }
+      // (2)
+      fill_ones_jet(space, r3(g, w.mu[0], 1));
+      for (std::size_t i = 0; i + 1 < d; ++i) {
+        khatri_rao_then_apply_matrix(space, "t3k::apply_derivatives_transpose::mu_xi", kr4_per_range(g, rl[i], nu[i]),
+                                     Term{c3(g, w.mu[i], rl[i]), c3(g, w.xi[i], nu[i]), JetPairing::product}, Term{},
+                                     false, "t3k::apply_derivatives_transpose::mu", r3(g, w.mu[i + 1], rl[i + 1]),
+                                     mat(frame.left_tt(i).data(), rl[i] * nu[i], rl[i + 1]), MatrixSide::cols_out);
+      }
+      fill_ones_jet(space, r3(g, w.nu[d], 1));
+    });
+    // (3) The per-sample part of each (core, residual) runs on row ranges as above; the assembly sums over the whole
+    // chunk after it.
+    for (std::size_t i = d; i-- > 0;) {
+      J3c const omega = c3(chunk, w.omega[i], packed ? big_n[i] : 0);
+      for (std::size_t t = 0; t < nt; ++t) {
+        for_each_row_range_on_host_threads(space, rows, block_size, [&](RowRange const& g) {
+          if (t == 0) {
+            if (i >= 1) {
+              khatri_rao_then_apply_matrix(
+                  space, "t3k::apply_derivatives_transpose::xi_nu", kr4(g, 0, nu[i], rr[i + 1]),
+                  Term{c3(g, w.xi[i], nu[i]), c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::product}, Term{}, false,
+                  "t3k::apply_derivatives_transpose::nu", r3(g, w.nu[i], rr[i]),
+                  mat(frame.right_tt(i).data(), rr[i], nu[i] * rr[i + 1]), MatrixSide::rows_out);
+            }
+            auto const em = range_rows<Scalar, Mem>(w.transient.data(), std::size_t(k1) * rr[i + 1] * no[i], g, k1,
+                                                    rr[i + 1], no[i]);
+            apply_matrix(space, "t3k::apply_derivatives_transpose::mu_o", J3(em.data(), g.count, k1, rr[i + 1] * no[i]),
+                         c3(g, w.mu[i], rl[i]), mat(w.outer_by_right[i].data(), rl[i], rr[i + 1] * no[i]),
+                         MatrixSide::cols_out, false);
+            contract_jets(space, "t3k::apply_derivatives_transpose::eta", r3(g, w.eta, no[i]),
+                          Jet4<Scalar const, Mem>(em), ContractAxis::first, c3(g, w.nu[i + 1], rr[i + 1]),
+                          JetPairing::product, false);
+          }
+          J3c const r = c3(g, w.resid[t], 1);
+          khatri_rao_jets(space, "t3k::apply_derivatives_transpose::delta",
+                          J4(r3(g, w.delta, nu[i]).data(), g.count, k1, nu[i], 1),
+                          Term{c3(g, w.xi[i], nu[i]), r, JetPairing::correlate_y_fixed});
+          khatri_rao_jets(space, "t3k::apply_derivatives_transpose::z", kr4(g, 1, nu[i], rr[i + 1]),
+                          Term{c3(g, w.delta, nu[i]), c3(g, w.nu[i + 1], rr[i + 1]), JetPairing::correlate_v_fixed});
+          khatri_rao_jets(space, "t3k::apply_derivatives_transpose::adjoint_eta",
+                          J4(r3(g, w.adjoint_eta, no[i]).data(), g.count, kl, no[i], 1),
+                          Term{c3(g, w.eta, no[i]), r, JetPairing::correlate_y_fixed});
+        });
+        auto const z = kr4(chunk, 1, nu[i], rr[i + 1]);
+        J3c const g = c3(chunk, w.adjoint_eta, no[i]);
         J3c const z_flat(z.data(), rows, k1, nu[i] * rr[i + 1]);
         if (summed) {
           auto out_v = Kokkos::subview(out.tucker[i], t, Kokkos::ALL, Kokkos::ALL);
@@ -161,29 +191,29 @@ void scalar_transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar,
           auto partials = [&](std::size_t core_rows, std::size_t cols) {
             return Matrix<Scalar, Mem>(w.partials.data(), blocks * core_rows, blocks > 0 ? cols : 0);
           };
-          assemble_tt_summed(space, out_h, c3(w.mu[i], rl[i]), z_flat, J3c(), J3c(), false,
+          assemble_tt_summed(space, out_h, c3(chunk, w.mu[i], rl[i]), z_flat, J3c(), J3c(), false,
                              partials(rl[i], nu[i] * rr[i + 1]));
           Matrix<Scalar, Mem> const v_matrix(out_v.data(), no[i], big_n[i]);
           if (packed) {
             add_block_products(space, "t3k::apply_derivatives_transpose::assemble_tucker", v_matrix, g, omega, J3c(),
                                J3c(), false, partials(no[i], big_n[i]));
           } else {
-            Kokkos::parallel_for("t3k::apply_derivatives_transpose::scatter_entries",
-                                 Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(no[i])),
-                                 ScatterEntryColumns<Scalar, Mem, IndexView>{v_matrix, g, samples.indices, int(i),
-                                                                             int(s0), int(rows)});
+            Kokkos::parallel_for(
+                "t3k::apply_derivatives_transpose::scatter_entries",
+                Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(no[i])),
+                ScatterEntryColumns<Scalar, Mem, IndexView>{v_matrix, g, samples.indices, int(i), int(s0), int(rows)});
           }
         } else {
           auto out_v = Kokkos::subview(out.tucker[i], std::make_pair(t * n_samples, (t + 1) * n_samples), Kokkos::ALL,
                                        Kokkos::ALL);
           auto out_h = Kokkos::subview(out.tt[i], std::make_pair(t * n_samples, (t + 1) * n_samples), Kokkos::ALL,
                                        Kokkos::ALL, Kokkos::ALL);
-          TtAssembly<ExecutionSpace, Scalar, Mem>{c3(w.mu[i], rl[i]), J3c(), z_flat, J3c(), false}.per_probe(
+          TtAssembly<ExecutionSpace, Scalar, Mem>{c3(chunk, w.mu[i], rl[i]), J3c(), z_flat, J3c(), false}.per_probe(
               space, out_h, s0);
           Kokkos::parallel_for("t3k::apply_derivatives_transpose::assemble_tucker_per_sample",
                                Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(rows), int(no[i]), int(big_n[i])}),
                                ScalarTuckerPerSample<Scalar, Mem, IndexView>{out_v, g, omega, samples.indices, int(i),
-                                                                              int(s0), s0, packed});
+                                                                             int(s0), s0, packed});
         }
       }
     }
@@ -233,12 +263,9 @@ T3Variation<Scalar, MemorySpace> scalar_derivatives_transpose(ExecutionSpace con
 /// \return as probe_derivatives_transpose: n_t entries summed, or n_t * W per sample (index t * W + s); ungauged
 /// **Blocking:** no. **Throws:** DimensionMismatch naming the array and both shapes.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class ResidualView>
-T3Variation<Scalar, MemorySpace> apply_derivatives_transpose(ExecutionSpace const& space,
-                                                             OrthogonalFrame<Scalar, MemorySpace> const& frame,
-                                                             std::vector<ProbeView> const& ww,
-                                                             std::vector<ProbeView> const& pp,
-                                                             ResidualView const& residuals,
-                                                             TransposeOptions const& options = {}) {
+T3Variation<Scalar, MemorySpace> apply_derivatives_transpose(
+    ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame, std::vector<ProbeView> const& ww,
+    std::vector<ProbeView> const& pp, ResidualView const& residuals, TransposeOptions const& options = {}) {
   static_assert(impl::CheckViewArgument<ExecutionSpace, ProbeView, 2>::value, "");
   return impl::scalar_derivatives_transpose(
       space, "t3k::apply_derivatives_transpose", frame,
