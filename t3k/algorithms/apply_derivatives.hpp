@@ -139,9 +139,13 @@ ScalarJets<Scalar, MemorySpace> apply_derivatives(ExecutionSpace const& space,
 /// Jets of entries of a T3: out(s, k) = the Taylor coefficient of t^k of X(e_{i_0} + t p_0, .., e_{i_{d-1}} + t
 /// p_{d-1}) for the multi-index (i_0, .., i_{d-1}) = indices(s, :) of sample s (e_j: one-hot vectors, never formed),
 /// k = 0..K. Order 0 is the entry X[i_0, .., i_{d-1}] itself.
+/// \param space execution space the kernels run on
+/// \param x the T3
 /// \param indices (W, d) 0-based multi-indices (any integer type; repeated multi-indices are allowed)
 /// \param pp directions p_i, one (W, N_i) View per mode; may be empty when order = 0
+/// \param order K
 /// \param out (W, K+1), written
+/// \param chunk samples per pass of the sweep (the result does not depend on it)
 /// **Blocking:** yes (the indices are range-checked first). **Throws:** InvalidArgument naming the first index out of
 /// range (sample, mode); DimensionMismatch naming the array and both shapes.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class IndexView, class ProbeView, class OutView>

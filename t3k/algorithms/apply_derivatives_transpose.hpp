@@ -257,6 +257,8 @@ T3Variation<Scalar, MemorySpace> scalar_derivatives_transpose(ExecutionSpace con
 
 /// J^T of applies (docs/math.md): back-projects residual jets of W applies into a variation gradient. For every
 /// variation v: sum_s sum_{k<=K} J(v)_s^(k) r_s^(k) = sum_i <V_i, V~_i> + <H_i, H~_i>.
+/// \param space execution space the kernels run on
+/// \param frame orthogonal frame of the base point
 /// \param ww, pp the samples' vectors and directions, one (W, N_i) View per mode; pp may be empty when K = 0
 /// \param residuals (W, K+1) for one residual or (n_t, W, K+1) for a stack; orders above d are ignored
 /// \param options sum_over_probes (here: over samples) and chunk_size (any chunk gives bitwise the same result)

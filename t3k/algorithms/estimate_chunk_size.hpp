@@ -203,7 +203,8 @@ inline void check_block_rows(char const* where, std::size_t block_rows) {
 /// \param block_rows the reduction block of the space J^T runs on, reduction_block_size_for<ExecutionSpace>() (the
 ///        default is the host backends' block): chunk sizes are rounded to it.
 /// **Throws:** InvalidArgument / DimensionMismatch for bad shape lists or block_rows = 0.
-/// The same for J^T of measurements of `kind` (entries, applies or probes; docs/math.md).
+/// The same for J^T of measurements of `kind` (docs/math.md). \param kind entries, applies or probes; the other
+/// parameters as below.
 inline TransposeMemoryModel transpose_memory_model(MeasurementKind kind, std::vector<std::size_t> const& mode_shapes,
                                                    std::vector<std::size_t> const& tucker_ranks,
                                                    std::vector<std::size_t> const& tt_ranks, std::size_t order,
@@ -217,6 +218,7 @@ inline TransposeMemoryModel transpose_memory_model(MeasurementKind kind, std::ve
              : impl::transpose_memory_model_elements<double>(kind, sh, order, n_tangent, sum_over_probes, block_rows);
 }
 
+/// transpose_memory_model of the probe kind. **Throws:** as above.
 inline TransposeMemoryModel transpose_memory_model(std::vector<std::size_t> const& mode_shapes,
                                                    std::vector<std::size_t> const& tucker_ranks,
                                                    std::vector<std::size_t> const& tt_ranks, std::size_t order,

@@ -100,8 +100,14 @@ void t3_mode_probe_sweep(ExecutionSpace const& space, TuckerTensorTrain<Scalar, 
 
 /// Probe jets of one mode: z(s, k, j) = z_mode^(k)[j] of probe s (docs/math.md), every mode but `mode` contracted
 /// with w_m + t p_m; the same numbers as mode `mode` of probe_derivatives (to rounding), for the work of one mode.
-/// \param ww, pp one (W, N_i) View per mode (those of `mode` are not read but must have its shape)
+/// \param space execution space the kernels run on
+/// \param x the T3
+/// \param ww, pp one (W, N_i) View per mode (those of `mode` are not read but must have its shape; pp may be empty
+///        when order = 0)
+/// \param order K
+/// \param mode the mode left free
 /// \param z (W, K+1, N_mode), written (orders >= d are zero)
+/// \param chunk probes per pass of the sweep (the result does not depend on it)
 /// **Blocking:** no. **Throws:** DimensionMismatch naming the array and both shapes; InvalidArgument for a mode
 /// index >= d.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView, class OutputView>

@@ -40,8 +40,10 @@ std::vector<Scalar> host_mode_product(std::vector<Scalar> const& x, std::size_t 
 /// train by thin QRs, then t3_svd with `options`. Without caps and tolerance the result equals the dense tensor to
 /// rounding; with them the error is within sqrt(2d - 1) of the best of those ranks (the HOSVD and T3-SVD bounds).
 /// Runs on the host (LAPACK); meant for tensors of up to some millions of entries.
+/// \param space execution space the result lives on
 /// \param dense the tensor, row-major, prod(mode_shapes) entries (any rank-1 View in any memory space)
 /// \param mode_shapes N_0..N_{d-1}
+/// \param options caps on the Tucker and TT ranks and a relative tolerance, as for t3_svd
 /// \return as t3_svd: the T3 (boundary ranks 1, orthonormal Tucker rows) and the singular values of its final T3-SVD
 /// **Blocking:** yes. **Throws:** DimensionMismatch when dense has not prod(mode_shapes) entries; InvalidArgument for
 /// an empty shape list, a mode of size 0 or bad options (as t3_svd).

@@ -146,7 +146,13 @@ void tangent_scalar_derivatives_into(ExecutionSpace const& space, std::string co
 
 /// J v for applies (docs/math.md): out(t, s, k) = the Taylor coefficient of t^k of T(v_t) applied to sample s's
 /// vectors w + t p, for each variation v_t of the stack (ungauged variations are fine: J acts on all entries).
+/// \param space execution space the kernels run on
+/// \param frame orthogonal frame of the base point
+/// \param v a stack of n_t variations at the frame
+/// \param ww, pp the samples' vectors and directions, one (W, N_i) View per mode; pp may be empty when order = 0
+/// \param order K
 /// \param out (n_t, W, K+1), written; orders above d are zero
+/// \param chunk samples per pass of the sweep (the result does not depend on it)
 /// **Blocking:** no. **Throws:** DimensionMismatch naming the array and both shapes.
 template <class ExecutionSpace, class Scalar, class MemorySpace, class ProbeView>
 void tangent_apply_derivatives_into(ExecutionSpace const& space, OrthogonalFrame<Scalar, MemorySpace> const& frame,
