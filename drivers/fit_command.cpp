@@ -8,6 +8,7 @@
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/error.hpp"
+#include "t3k/core/impl/kokkos_compat.hpp"
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -78,12 +79,7 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   }
   std::vector<std::string> extra;
   if (config.kokkos.threads && !has_threads) {
-#if KOKKOS_VERSION >= 30700
-    extra.push_back("--kokkos-num-threads=" + std::to_string(*config.kokkos.threads));
-#else
-    // FIXME_KOKKOS3: remove when Kokkos >= 4 is required (3.4 knows only --kokkos-threads).
-    extra.push_back("--kokkos-threads=" + std::to_string(*config.kokkos.threads));
-#endif
+    extra.push_back(t3k::impl::kokkos_threads_flag() + std::to_string(*config.kokkos.threads));
   }
   if (config.kokkos.device && !has_device)
     extra.push_back("--kokkos-device-id=" + std::to_string(*config.kokkos.device));

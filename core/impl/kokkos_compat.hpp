@@ -91,5 +91,15 @@ void kokkos_blas_gemm(ExecutionSpace const& space, char const* trans_a, char con
 }
 #endif
 
+/// The command-line flag that sets Kokkos' host thread count, with its "=".
+inline char const* kokkos_threads_flag() {
+#if KOKKOS_VERSION >= 30700
+  return "--kokkos-num-threads=";
+#else
+  // FIXME_KOKKOS3: remove when Kokkos >= 4 is required (3.4 knows only --kokkos-threads).
+  return "--kokkos-threads=";
+#endif
+}
+
 }  // namespace impl
 }  // namespace t3k

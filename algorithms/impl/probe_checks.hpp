@@ -1,6 +1,7 @@
 #pragma once
 /// \file probe_checks.hpp
-/// Boundary checks shared by every call that takes a probe set (two tiers, STYLE.md). Not API.
+/// Boundary checks shared by every call that takes a probe set: what the compiler can check (View type, rank,
+/// accessibility) fails the build, the rest (counts, shapes) throws a t3k error naming the argument. Not API.
 
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
