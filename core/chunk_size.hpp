@@ -16,8 +16,8 @@ namespace t3k {
 /// the absolute probe index: every core contraction is one matrix product per block and summed J^T adds block
 /// products into the result in block order. A fixed chunk size is therefore rounded down to a multiple of the block
 /// (at least one block), so that chunk boundaries fall on block boundaries and every chunk size gives the same bits.
-/// 64 rather than 32: the products have block * (K+1) rows, and at K = 2 OpenBLAS runs 192-row
-/// products markedly closer to its peak than 96-row ones (docs/performance.md).
+/// The products have block * (K+1) rows: 64 keeps them tall enough for the BLAS's blocked kernels while one block
+/// of workspace stays small (BM_SmallProduct times the 64- and 192-row shapes).
 constexpr std::size_t reduction_block_size = 64;
 
 /// Probes per block on device backends (CUDA, HIP): the unit of the summed J^T's block partials there (one batched

@@ -28,7 +28,8 @@ set -euo pipefail
 export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"  # CI runners may not set it
 PREFIX="${T3K_KOKKOS_PREFIX:-$HOME/.cache/t3k/kokkos-3.4.01-openmp-blas}"
 VENV="${T3K_VENV:-$HOME/.cache/t3k/venv}"
-REQUIREMENTS="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/python/requirements.txt"
+SCRIPTS_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REQUIREMENTS="$SCRIPTS_DIR/../python/requirements.txt"
 JOBS="${T3K_SETUP_JOBS:-$(nproc)}"
 PACKAGES=(build-essential cmake libyaml-cpp-dev libgtest-dev libbenchmark-dev libhdf5-dev libopenmpi-dev openmpi-bin
   libopenblas-dev libopenblas0-openmp libcli11-dev libfmt-dev libspdlog-dev libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
@@ -139,12 +140,14 @@ if ((need_openmp == 0 && need_hip == 0)); then
   exit 0
 fi
 
-# Source packages need a deb-src entry; add one for bookworm main unless some source list already has one.
+# Source packages need a deb-src entry. Unless another source list has one, add one that repeats the machine's own
+# bookworm `deb` entries (mirror, components, key), so that this works wherever apt does.
 if ! grep -rqsE '^[[:space:]]*(Types:.*deb-src|deb-src[[:space:]])' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
   [[ -f "$SOURCES_FILE" ]]; then
-  log "adding deb-src for bookworm main ($SOURCES_FILE)"
-  printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm' 'Components: main' \
-    'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' | "${SUDO[@]}" tee "$SOURCES_FILE" >/dev/null
+  entry="$(/usr/bin/python3 "$SCRIPTS_DIR/deb_src_sources.py" bookworm --skip "$SOURCES_FILE")" ||
+    die "cannot derive a deb-src entry from this machine's apt sources (see the line above)"
+  log "adding deb-src for bookworm main from this machine's apt sources ($SOURCES_FILE)"
+  printf '%s\n' "$entry" | "${SUDO[@]}" tee "$SOURCES_FILE" >/dev/null
 fi
 apt_get update
 
