@@ -10,6 +10,7 @@
 /// (t3k::impl::collective_check). With one rank `collectively` is the plain call, so the single-process tool keeps
 /// its exceptions, messages and exit codes unchanged.
 
+#include "drivers/errors.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/communicator.hpp"
@@ -36,17 +37,6 @@ class MpiSession {
   MpiSession& operator=(MpiSession const&) = delete;
   /// Every rank of the run (Communicator::world(), a single rank without MPI).
   Communicator world() const;
-};
-
-/// A failure that every rank throws identically, with the exit code of the failing rank's exception. The message
-/// is the failing rank's, prefixed with "rank k: " unless every rank failed. Rank 0 prints it.
-class CollectiveError : public std::runtime_error {
- public:
-  CollectiveError(int exit_code, std::string const& message) : std::runtime_error(message), exit_code_(exit_code) {}
-  int exit_code() const { return exit_code_; }
-
- private:
-  int exit_code_;
 };
 
 /// The exit code a command gives an exception (2 for bad input, 1 otherwise; each command has its own mapping).

@@ -3,9 +3,7 @@
 
 #include "drivers/exit_codes.hpp"
 
-#include "drivers/collective.hpp"
 #include "drivers/fit_config.hpp"
-#include "drivers/fit_run.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/error.hpp"

@@ -4,6 +4,8 @@
 /// range (entries near 1e300 multiplied together), and a file of Inf or NaN written with exit 0 is a silent wrong
 /// answer. A command refuses instead, naming the first dataset at fault, and writes nothing.
 
+#include "drivers/errors.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -14,12 +16,6 @@
 
 namespace t3k {
 namespace cli {
-
-/// A result that is not finite (exit 1: the inputs passed every check; the arithmetic overflowed).
-class NonFiniteResult : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// Throws NonFiniteResult naming `dataset` (the name the result would be written under) when the host View `v`
 /// holds a NaN or an infinity. **Blocking:** yes (reads host memory).

@@ -3,7 +3,7 @@
 
 #include "drivers/fit_outputs.hpp"
 
-#include "drivers/fit_run.hpp"
+#include "drivers/errors.hpp"
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 

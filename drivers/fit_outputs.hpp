@@ -18,6 +18,15 @@ namespace fit {
 
 using Clock = std::chrono::steady_clock;
 
+/// The names of the files of a run directory.
+struct RunFiles {
+  static constexpr char const* model = "model.h5";
+  static constexpr char const* history = "history.csv";
+  static constexpr char const* summary = "summary.yaml";
+  static constexpr char const* plot = "convergence.svg";
+  static constexpr char const* checkpoint = "checkpoint.h5";
+};
+
 /// Seconds of each phase of a run, for summary.yaml.
 struct Timings {
   double setup = 0, fit = 0, output = 0, total = 0;

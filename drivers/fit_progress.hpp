@@ -2,7 +2,7 @@
 /// \file fit_progress.hpp
 /// The progress of a `t3k fit` run: a table on a terminal, plain lines otherwise, and the --log-json file.
 
-#include "drivers/fit_run.hpp"
+#include "drivers/fit_types.hpp"
 
 #include "t3k/core/memory_tracking.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"

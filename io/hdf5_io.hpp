@@ -12,8 +12,8 @@
 /// touches an existing file at `path`. A character device (/dev/null) is written through at commit; other
 /// non-regular targets are refused (file_safety.hpp).
 ///
-/// Kokkos must be initialized while readers allocate Views. HDF5 is an implementation detail of hdf5_io.cpp; this
-/// header does not include hdf5.h.
+/// Kokkos must be initialized while readers allocate Views. HDF5 is an implementation detail of hdf5_reader.cpp,
+/// hdf5_read_objects.cpp and hdf5_writer.cpp; this header does not include hdf5.h.
 
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/orthogonal_frame.hpp"

@@ -531,6 +531,52 @@ void transposed_jets_are_refused_with_the_expected_shape() {
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
 }
 
+void transposed_probes_are_refused_with_the_expected_shape() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), in);
+  std::vector<hsize_t> dims;
+  {
+    t3k_test::h5::File f(in);
+    auto const data = t3k_test::h5::read(f.id(), "/probes/w/1", dims);
+    ASSERT_EQ(dims.size(), 2u);
+    ASSERT_NE(dims[0], dims[1]) << "the case must tell W and N_1 apart";
+    std::vector<double> swapped(data.size());
+    for (hsize_t s = 0; s < dims[0]; ++s)
+      for (hsize_t j = 0; j < dims[1]; ++j) swapped[j * dims[0] + s] = data[s * dims[1] + j];
+    t3k_test::h5::recreate(f.id(), "/probes/w/1", H5T_IEEE_F64LE, {dims[1], dims[0]}, swapped);
+  }
+  // The data file alone gives no mode shapes: W comes from /probes/w/0 and N_1 from the other extent.
+  write_text(dir.file("data.yaml"), data_config(in));
+  auto const r = run_cli("fit --quiet " + quoted(dir.file("data.yaml")));
+  expect_refused(r, "/probes/w/1 has shape [" + std::to_string(dims[1]) + " x " + std::to_string(dims[0]) +
+                        "], expected [" + std::to_string(dims[0]) + " x " + std::to_string(dims[1]) + "]");
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
+}
+
+void tucker_core_of_another_rank_names_both_cores() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const in = dir.file("in.h5");
+  fs::copy_file(testdata("case1_ragged.h5"), in);
+  std::vector<hsize_t> u_dims, g_dims;
+  {
+    t3k_test::h5::File f(in);
+    auto const u = t3k_test::h5::read(f.id(), "/t3/tucker_cores/2", u_dims);
+    (void)t3k_test::h5::read(f.id(), "/t3/tt_cores/2", g_dims);
+    ASSERT_EQ(u_dims.size(), 2u);
+    ASSERT_EQ(g_dims.size(), 3u);
+    std::vector<double> grown(u);
+    grown.resize(u.size() + u_dims[1], 0.5);  // one more row: n_2 + 1
+    t3k_test::h5::recreate(f.id(), "/t3/tucker_cores/2", H5T_IEEE_F64LE, {u_dims[0] + 1, u_dims[1]}, grown);
+  }
+  auto const r = run_cli("jets --in " + quoted(in) + " --out " + quoted(dir.file("out.h5")));
+  expect_refused(r, "/t3/tucker_cores/2 has " + std::to_string(u_dims[0] + 1) +
+                        " rows but /t3/tt_cores/2 has middle "
+                        "extent " +
+                        std::to_string(g_dims[1]));
+  EXPECT_FALSE(fs::exists(dir.file("out.h5")));
+}
+
 // --------------------------------------------------------------------------------------------- kill and resume
 
 /// Runs the fit in the background and kills it with SIGKILL once its first checkpoint exists. Returns whether the
@@ -689,6 +735,10 @@ TEST(CliHostile, CheckpointsWithImpossibleValuesAreRefused) { checkpoints_with_i
 TEST(CliHostile, TransposedJetsAreRefusedWithTheExpectedShape) {
   transposed_jets_are_refused_with_the_expected_shape();
 }
+TEST(CliHostile, TransposedProbesAreRefusedWithTheExpectedShape) {
+  transposed_probes_are_refused_with_the_expected_shape();
+}
+TEST(CliHostile, TuckerCoreOfAnotherRankNamesBothCores) { tucker_core_of_another_rank_names_both_cores(); }
 TEST(CliHostile, FitKilledMidRunResumesToTheUninterruptedModel) {
   fit_killed_mid_run_resumes_to_the_uninterrupted_model();
 }

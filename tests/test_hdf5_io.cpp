@@ -6,6 +6,7 @@
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/algorithms/random_t3.hpp"
+#include "t3k/core/error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -290,25 +291,125 @@ void wrong_shape_is_named_with_both_shapes() {
   EXPECT_NE(message.find("/probes/w/2 has shape [6 x 5], expected [6 x 6]"), std::string::npos) << message;
 }
 
-void wrong_tt_rank_is_named() {
+/// Writes case 1's T3 to `path` with /t3/tucker_cores/`mode` or /t3/tt_cores/`mode` replaced by `core`.
+template <class Core>
+void write_t3_with_core(std::string const& path, std::string const& group, std::size_t mode, Core const& core) {
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const x = ref.read_t3();
+  io::Writer out(path);
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    std::string const u = "/t3/tucker_cores/" + std::to_string(i), g = "/t3/tt_cores/" + std::to_string(i);
+    if (u == group + "/" + std::to_string(mode))
+      out.write_view(u, core);
+    else
+      out.write_view(u, x.tucker_core(i));
+    if (g == group + "/" + std::to_string(mode))
+      out.write_view(g, core);
+    else
+      out.write_view(g, x.tt_core(i));
+  }
+  out.commit();
+}
+
+void wrong_tt_rank_names_both_cores() {
   ScratchDirectory dir;
+  auto const x = io::Reader(testdata("case1_ragged.h5")).read_t3();
+  std::size_t const r2 = x.tt_core(1).extent(2), n2 = x.tt_core(2).extent(1), r3 = x.tt_core(2).extent(2);
+  // G_2 starts with r_2 + 1 while G_1 still ends with r_2: neither dataset alone is wrong.
+  write_t3_with_core(dir.file("bad_rank.h5"), "/t3/tt_cores", 2, io::Array3("g", r2 + 1, n2, r3));
+  auto const message = file_error_of([&] { io::Reader(dir.file("bad_rank.h5")).read_t3(); });
+  EXPECT_NE(message.find(t3k::impl::concat("/t3/tt_cores/2 has first extent ", r2 + 1,
+                                           " but /t3/tt_cores/1 has last "
+                                           "extent ",
+                                           r2)),
+            std::string::npos)
+      << message;
+}
+
+void wrong_tucker_rank_names_tucker_and_tt_core() {
+  ScratchDirectory dir;
+  auto const x = io::Reader(testdata("case1_ragged.h5")).read_t3();
+  std::size_t const n2 = x.tucker_core(2).extent(0), big_n2 = x.tucker_core(2).extent(1);
+  // U_2 gains a row; G_2 keeps its middle extent n_2. The message must name the changed dataset and the one it
+  // disagrees with, each with its own extent (not the neighbour's shape with the changed one's extent).
+  write_t3_with_core(dir.file("bad_tucker.h5"), "/t3/tucker_cores", 2, io::Matrix("u", n2 + 1, big_n2));
+  auto const message = file_error_of([&] { io::Reader(dir.file("bad_tucker.h5")).read_t3(); });
+  EXPECT_NE(message.find(t3k::impl::concat("/t3/tucker_cores/2 has ", n2 + 1,
+                                           " rows but /t3/tt_cores/2 has middle "
+                                           "extent ",
+                                           n2)),
+            std::string::npos)
+      << message;
+}
+
+/// A transposed copy [N x W] of the host matrix `m` [W x N].
+io::Matrix transposed(io::Matrix const& m) {
+  io::Matrix t("t", m.extent(1), m.extent(0));
+  for (std::size_t s = 0; s < m.extent(0); ++s)
+    for (std::size_t j = 0; j < m.extent(1); ++j) t(j, s) = m(s, j);
+  return t;
+}
+
+void transposed_probes_are_told_their_shape() {
+  ScratchDirectory dir;
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto const x = ref.read_t3();
+  auto probes = ref.read_probes(x.mode_shapes());
+  std::size_t const w = probes.n_probes(), n1 = probes.w[1].extent(1);
+  ASSERT_NE(w, n1) << "the case must tell W and N_1 apart";
+  probes.w[1] = transposed(probes.w[1]);
   {
-    io::Reader ref(testdata("case1_ragged.h5"));
-    auto const x = ref.read_t3();
-    io::Writer out(dir.file("bad_rank.h5"));
-    for (std::size_t i = 0; i < x.n_modes(); ++i) {
-      out.write_view("/t3/tucker_cores/" + std::to_string(i), x.tucker_core(i));
-      if (i == 2) {
-        out.write_view("/t3/tt_cores/2", io::Array3("g", 4, 2, 2));  // left rank 4, but core 1 ends in 3
-      } else {
-        out.write_view("/t3/tt_cores/" + std::to_string(i), x.tt_core(i));
-      }
-    }
+    io::Writer out(dir.file("transposed.h5"));
+    out.write_probes(probes);
     out.commit();
   }
-  io::Reader in(dir.file("bad_rank.h5"));
-  auto const message = file_error_of([&] { in.read_t3(); });
-  EXPECT_NE(message.find("/t3/tt_cores/2 has shape [4 x 2 x 2], expected [3 x 2 x 2]"), std::string::npos) << message;
+  io::Reader in(dir.file("transposed.h5"));
+  std::string const expected =
+      t3k::impl::concat("/probes/w/1 has shape [", n1, " x ", w, "], expected [", w, " x ", n1, "]");
+  // With the mode shapes unknown (a data file read alone) W comes from /probes/w/0 and N_1 from the other extent.
+  auto const alone = file_error_of([&] { in.read_probes({}); });
+  EXPECT_NE(alone.find(expected), std::string::npos) << alone;
+  EXPECT_NE(alone.find("/probes/w/0"), std::string::npos) << alone;
+  auto const with_model = file_error_of([&] { in.read_probes(x.mode_shapes()); });
+  EXPECT_NE(with_model.find(expected), std::string::npos) << with_model;
+}
+
+void probe_directions_of_another_shape_name_both_datasets() {
+  ScratchDirectory dir;
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto probes = ref.read_probes({});
+  std::size_t const w = probes.n_probes(), n2 = probes.w[2].extent(1);
+  probes.p[2] = io::Matrix("p2", w, n2 + 1);
+  {
+    io::Writer out(dir.file("bad_directions.h5"));
+    out.write_probes(probes);
+    out.commit();
+  }
+  auto const message = file_error_of([&] { io::Reader(dir.file("bad_directions.h5")).read_probes({}); });
+  EXPECT_NE(message.find(t3k::impl::concat("/probes/p/2 has shape [", w, " x ", n2 + 1, "], expected [", w, " x ", n2,
+                                           "], the shape of /probes/w/2")),
+            std::string::npos)
+      << message;
+}
+
+void jets_disagreeing_with_the_first_member_name_it() {
+  ScratchDirectory dir;
+  io::Reader ref(testdata("case1_ragged.h5"));
+  auto jets = ref.read_jets("/jets");
+  std::size_t const w = jets[0].extent(0), k1 = jets[0].extent(1), n1 = jets[1].extent(2);
+  // N_1 != W: with N_i = W a short member could as well be a transposed one, and the message reads it so.
+  ASSERT_NE(n1, w);
+  jets[1] = io::Array3("z1", w - 1, k1, n1);
+  {
+    io::Writer out(dir.file("short_jets.h5"));
+    out.write_jets("/jets", jets);
+    out.commit();
+  }
+  auto const message = file_error_of([&] { io::Reader(dir.file("short_jets.h5")).read_jets("/jets"); });
+  EXPECT_NE(message.find(t3k::impl::concat("/jets/1 has shape [", w - 1, " x ", k1, " x ", n1, "], expected [", w,
+                                           " x ", k1, " x ", n1, "] (W and K+1 as in /jets/0)")),
+            std::string::npos)
+      << message;
 }
 
 void nonexistent_file_is_named() {
@@ -398,7 +499,11 @@ TEST(Hdf5Io, WrittenAttributesHaveH5pyTypesAndValues) { written_attributes_have_
 TEST(Hdf5Io, MissingGroupIsNamed) { missing_group_is_named(); }
 TEST(Hdf5Io, MissingDatasetIsNamed) { missing_dataset_is_named(); }
 TEST(Hdf5Io, WrongShapeIsNamedWithBothShapes) { wrong_shape_is_named_with_both_shapes(); }
-TEST(Hdf5Io, WrongTtRankIsNamed) { wrong_tt_rank_is_named(); }
+TEST(Hdf5Io, WrongTtRankNamesBothCores) { wrong_tt_rank_names_both_cores(); }
+TEST(Hdf5Io, WrongTuckerRankNamesTuckerAndTtCore) { wrong_tucker_rank_names_tucker_and_tt_core(); }
+TEST(Hdf5Io, TransposedProbesAreToldTheirShape) { transposed_probes_are_told_their_shape(); }
+TEST(Hdf5Io, ProbeDirectionsOfAnotherShapeNameBothDatasets) { probe_directions_of_another_shape_name_both_datasets(); }
+TEST(Hdf5Io, JetsDisagreeingWithTheFirstMemberNameIt) { jets_disagreeing_with_the_first_member_name_it(); }
 TEST(Hdf5Io, NonexistentFileIsNamed) { nonexistent_file_is_named(); }
 TEST(Hdf5Io, NonHdf5FileIsNamed) { non_hdf5_file_is_named(); }
 TEST(Hdf5Io, FailedWriteLeavesExistingOutputUnchanged) { failed_write_leaves_existing_output_unchanged(); }
