@@ -147,7 +147,7 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
   std::visit([&](auto const& options) { emit_given_keys(out, options, c.optimizer.given, fingerprint); },
              c.optimizer.options);
   out << YAML::EndMap;
-  out << YAML::Key << "chunk_size" << YAML::Value << c.chunk_size;
+  out << YAML::Key << "chunk_size" << YAML::Value << c.chunk_size.to_string();
   if (!fingerprint) {
     out << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "directory" << YAML::Value << c.output.resolved_directory;

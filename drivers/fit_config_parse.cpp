@@ -259,7 +259,7 @@ void Parser::parse(std::string const& source) {
     YAML::Node const& c = top.at("chunk_size");
     std::string const s = text("chunk_size", c, "auto, none or a positive integer");
     try {
-      config_.chunk_size = ChunkSize::parse(s).to_string();
+      config_.chunk_size = ChunkSize::parse(s);
     } catch (std::exception const&) {
       fail("chunk_size", c, "must be auto, none or a positive integer, got " + describe(c));
     }
