@@ -114,14 +114,30 @@ class Parser {
   // ---------------------------------------------------------------- scalars
   std::string text(std::string const& path, YAML::Node const& node, std::string const& expected) const {
     if (!node.IsScalar()) fail(path, node, "must be " + expected + ", got " + describe(node));
+    // A NUL would cut a path or dataset name short where the C libraries read it.
+    if (node.Scalar().find('\0') != std::string::npos)
+      fail(path, node, "must not contain a NUL byte, got " + describe(node));
     return node.Scalar();
+  }
+
+  /// Whether the scalar was written as a string ('5', "true", !!str 5): YAML makes it text, not a number or boolean.
+  static bool quoted(YAML::Node const& node) {
+    return node.IsScalar() && (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str");
+  }
+
+  /// The scalar of a number or boolean key, refused when quoted (the same for every such key).
+  std::string plain_text(std::string const& path, YAML::Node const& node, std::string const& expected) const {
+    std::string const s = text(path, node, expected);
+    if (quoted(node))
+      fail(path, node, "must be " + expected + ", got the string " + describe(node) + " (remove the quotes)");
+    return s;
   }
 
   /// An integer in [min, max]; YAML integers only (no fractions, no exponents).
   std::uint64_t integer(std::string const& path, YAML::Node const& node, std::uint64_t min,
                         std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) const {
     std::string const expected = "an integer >= " + std::to_string(min);
-    std::string const s = text(path, node, expected);
+    std::string const s = plain_text(path, node, expected);
     std::size_t pos = 0;
     bool negative = false;
     if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) negative = s[pos++] == '-';
@@ -159,7 +175,7 @@ class Parser {
 
   double real(std::string const& path, YAML::Node const& node, double min, bool min_open, double max,
               bool max_open) const {
-    std::string const s = text(path, node, "a number");
+    std::string const s = plain_text(path, node, "a number");
     char* end = nullptr;
     errno = 0;
     double const value = std::strtod(s.c_str(), &end);
@@ -186,7 +202,7 @@ class Parser {
   }
 
   bool boolean(std::string const& path, YAML::Node const& node) const {
-    std::string s = text(path, node, "true or false");
+    std::string s = plain_text(path, node, "true or false");
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     if (s == "true" || s == "yes" || s == "on") return true;
     if (s == "false" || s == "no" || s == "off") return false;
@@ -262,6 +278,10 @@ void Parser::parse(std::string const& source) {
       config_.chunk_size = ChunkSize::parse(s);
     } catch (std::exception const&) {
       fail("chunk_size", c, "must be auto, none or a positive integer, got " + describe(c));
+    }
+    if (quoted(c) && config_.chunk_size.kind() == ChunkSize::Kind::fixed) {
+      fail("chunk_size", c,
+           "must be auto, none or a positive integer, got the string " + describe(c) + " (remove the quotes)");
     }
   }
   if (top.count("kokkos")) parse_kokkos(top.at("kokkos"));
