@@ -9,8 +9,9 @@ else()
   set(_t3k_yaml_target yaml-cpp)
 endif()
 
-add_library(t3k_fit STATIC errors.hpp exit_codes.hpp exit_codes.cpp fit_config.hpp fit_config.cpp optimizer_keys.hpp optimizer_keys.cpp
+add_library(t3k_fit STATIC errors.hpp exit_codes.hpp exit_codes.cpp fit_config.hpp fit_config_internal.hpp fit_config.cpp
+  fit_config_parse.cpp fit_config_emit.cpp fit_config_fingerprint.cpp
   fit_types.hpp device_copies.hpp fit_setup.hpp fit_setup.cpp fit_checkpoint.hpp fit_checkpoint.cpp fit_progress.hpp
   fit_progress.cpp fit_outputs.hpp fit_outputs.cpp fit_run.hpp fit_run.cpp fit_command.hpp fit_command.cpp)
-target_link_libraries(t3k_fit PUBLIC t3k_collective PRIVATE ${_t3k_yaml_target} CLI11::CLI11 fmt::fmt t3k_warnings)
+target_link_libraries(t3k_fit PUBLIC t3k_collective t3k_optimizer_keys PRIVATE ${_t3k_yaml_target} CLI11::CLI11 fmt::fmt t3k_warnings)
 target_link_libraries(t3k_cli PRIVATE t3k_fit)

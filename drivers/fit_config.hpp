@@ -12,6 +12,7 @@
 
 #include "drivers/optimizer_keys.hpp"
 
+#include "t3k/core/chunk_size.hpp"
 #include "t3k/core/measurement_kind.hpp"
 
 #include <cstddef>
@@ -146,7 +147,9 @@ struct Config {
   ModelConfig model;
   ValidationConfig validation;
   OptimizerConfig optimizer;
-  std::string chunk_size = "auto";  ///< auto | none | N
+  /// Probes per J^T pass as the file asks (auto, none or a count); what runs is the count rounded to whole reduction
+  /// blocks (FitResult::chunk_size).
+  ChunkSize chunk_size = ChunkSize::automatic();
   OutputConfig output;
   KokkosConfig kokkos;
   /// Where each key path given in the file is ("optimizer.cg_rtol" -> 12:5); sections too.

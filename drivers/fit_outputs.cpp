@@ -159,7 +159,7 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out << YAML::EndSeq;
   if (resumed_from > 0) out << YAML::Key << "resumed_from_iteration" << YAML::Value << resumed_from;
   out << YAML::Key << "chunk_size" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "requested" << YAML::Value << config.chunk_size;
+  out << YAML::Key << "requested" << YAML::Value << config.chunk_size.to_string();
   out << YAML::Key << "used" << YAML::Value << result.chunk_size;
   out << YAML::EndMap;
   out << YAML::Key << "timings_seconds" << YAML::Value << YAML::BeginMap;

@@ -132,7 +132,7 @@ Result run_optimizer(Config const& config, Space const& space, Setup const& setu
   auto const& x0 = setup.x0;
   return std::visit(
       [&](auto options) {
-        options.common.chunk_size = ChunkSize::parse(config.chunk_size);
+        options.common.chunk_size = config.chunk_size;
         options.common.callback = callback;
         options.common.stop_when = stop_when;
         options.common.validation_patience = config.validation.patience;
@@ -287,8 +287,9 @@ int run_fit(Config const& config, RunOptions const& options, Communicator const&
   if (!options.quiet && root) {
     fmt::print("t3k fit: {}\n", setup.description);
     fmt::print("t3k fit: optimizer {}, max_iterations {}, chunk_size {}, {} with concurrency {}{}\n",
-               config.optimizer.name(), config.optimizer.common().max_iterations, config.chunk_size, Space::name(),
-               space.concurrency(), comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "");
+               config.optimizer.name(), config.optimizer.common().max_iterations, config.chunk_size.to_string(),
+               Space::name(), space.concurrency(),
+               comm.size() > 1 ? fmt::format(" on each of {} MPI ranks", comm.size()) : "");
     if (options.resume) {
       fmt::print("t3k fit: resuming from {} (iteration {})\n", checkpoint_path, resume.checkpoint.iteration);
     }

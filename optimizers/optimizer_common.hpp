@@ -102,8 +102,9 @@ FitPoint<Scalar, MemorySpace> make_point(ExecutionSpace const& space,
   return p;
 }
 
-/// Chunk size for the whole fit: auto is estimated once from x0's shapes and the batch size and reused (the J^T
-/// automatic chunk of the memory space's default execution space). `batch` is
+/// Chunk size for the whole fit, as J^T runs it: auto is estimated once from x0's shapes and the batch size and reused
+/// (the J^T automatic chunk of the memory space's default execution space); a count is rounded to whole reduction
+/// blocks of that space (impl::rows_per_chunk). `batch` is
 /// the probes of one J^T call over all ranks and `n_shards` the number of ranks (each holds about batch / n_shards
 /// of them), so every rank gets the same chunk size.
 template <class Scalar, class MemorySpace>
@@ -111,7 +112,11 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
                            std::size_t batch, std::size_t n_shards = 1,
                            MeasurementKind kind = MeasurementKind::probes) {
   if (requested.kind() == ChunkSize::Kind::none) return batch;
-  if (requested.kind() == ChunkSize::Kind::fixed) return requested.rows() < batch ? requested.rows() : batch;
+  // A count is what J^T runs: rounded down to whole reduction blocks (at least one), all probes when it covers them.
+  if (requested.kind() == ChunkSize::Kind::fixed) {
+    return impl::rows_per_chunk(requested.rows(), batch,
+                                reduction_block_size_for<typename MemorySpace::execution_space>());
+  }
   auto const shapes = x0.mode_shapes();
   auto const frame_sh = frame_shapes_of_t3("t3k::fit", shapes, x0.tucker_ranks(), x0.tt_ranks());
   std::vector<std::size_t> tt(frame_sh.rl.size());

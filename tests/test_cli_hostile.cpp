@@ -308,6 +308,107 @@ void estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units() {
   EXPECT_NE(plain.output.find("max_chunk_size_within:"), std::string::npos) << plain.output;
 }
 
+/// One line of output: the refusal and nothing else.
+void expect_one_line(RunResult const& r) {
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+/// Numbers and booleans written as YAML strings are refused for every kind of key (integer, number, boolean, list
+/// entry, chunk size), naming the key; words may be quoted.
+void quoted_numbers_and_booleans_are_refused_for_every_key() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const base = synthetic_config("", "chunk_size: 64\nkokkos:\n  threads: 1\n");
+  struct Edit {
+    std::string from, to, key;
+  };
+  for (Edit const& e : std::vector<Edit>{
+           {"n_probes: 60", "n_probes: '60'", "problem.synthetic.n_probes"},
+           {"n_probes: 60", "n_probes: 60\n    order: \"2\"", "problem.synthetic.order"},
+           {"seed: 3", "seed: !!str 3", "problem.synthetic.seed"},
+           {"seed: 3", "seed: 3\n    noise: '0.1'", "problem.synthetic.noise"},
+           {"tt_ranks: [1, 2, 2, 1]", "tt_ranks: [1, '2', 2, 1]", "problem.synthetic.tt_ranks[1]"},
+           {"max_iterations: 3", "max_iterations: '3'", "optimizer.max_iterations"},
+           {"max_iterations: 3", "max_iterations: 3\n  tol_relative_residual: '1e-8'",
+            "optimizer.tol_relative_residual"},
+           {"name: newton_cg\n  max_iterations: 3", "name: adam\n  max_iterations: 3\n  keep_loss_stack: 'true'",
+            "optimizer.keep_loss_stack"},
+           {"chunk_size: 64", "chunk_size: '64'", "chunk_size"},
+           {"threads: 1", "threads: '1'", "kokkos.threads"},
+       }) {
+    std::string text = base;
+    text.replace(text.find(e.from), e.from.size(), e.to);
+    write_text(dir.file("run.yaml"), text);
+    auto const r = run_cli("fit --quiet " + quoted(dir.file("run.yaml")));
+    expect_refused(r, e.key + ": must be");
+    EXPECT_NE(r.output.find("the string"), std::string::npos) << r.output;
+    expect_one_line(r);
+  }
+  std::string words = base;
+  words.replace(words.find("chunk_size: 64"), 14, "chunk_size: 'auto'");
+  words.replace(words.find("name: newton_cg"), 15, "name: \"newton_cg\"");
+  write_text(dir.file("words.yaml"), words);
+  auto const r = run_cli("fit --quiet " + quoted(dir.file("words.yaml")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+/// A NUL byte inside a YAML string would cut a path or dataset name short where the C libraries read it (the file
+/// data.h5\0evil would open data.h5): refused naming the key.
+void nul_bytes_in_text_values_are_refused() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string const data = testdata("case1_ragged.h5");
+  struct Edit {
+    std::string from, to, key;
+  };
+  for (Edit const& e : std::vector<Edit>{
+           {"file: " + data, "file: \"" + data + "\\0evil\"", "problem.data.file"},
+           {"file: " + data, "file: " + data + "\n    weights: \"/weights\\0x\"", "problem.data.weights"},
+           {"directory: run", "directory: \"run\\0x\"", "output.directory"},
+       }) {
+    std::string text = data_config(data);
+    text.replace(text.find(e.from), e.from.size(), e.to);
+    write_text(dir.file("run.yaml"), text);
+    auto const r = run_cli("fit --quiet " + quoted(dir.file("run.yaml")));
+    expect_refused(r, e.key + ": must not contain a NUL byte");
+    expect_one_line(r);
+    EXPECT_FALSE(fs::exists(dir.file("run")));
+  }
+}
+
+/// Mode shapes and ranks of a million: the memory check refuses them before anything is allocated, in about the
+/// time a refusal of a malformed value takes (the bound only catches a run that started to allocate or compute).
+void shapes_and_ranks_of_a_million_are_refused_before_allocating() {
+  ScratchDirectory dir("t3k_hostile");
+  std::string synthetic = synthetic_config();
+  std::string const shapes = "mode_shapes: [4, 5, 3]\n    tucker_ranks: [2, 2, 2]";
+  synthetic.replace(synthetic.find(shapes), shapes.size(),
+                    "mode_shapes: [1000000, 1000000, 1000000]\n    tucker_ranks: [1000000, 1000000, 1000000]");
+  std::string model = data_config(testdata("case1_ragged.h5"));
+  std::string const ranks = "tucker_ranks: [3, 4, 2, 3]\n  tt_ranks: [1, 2, 3, 2, 1]";
+  model.replace(model.find(ranks), ranks.size(),
+                "tucker_ranks: [1000000, 1000000, 1000000, 1000000]\n  tt_ranks: [1, 1000000, 1000000, 1000000, 1]");
+  for (auto const& [text, key] :
+       std::vector<std::pair<std::string, std::string>>{{synthetic, "problem.synthetic"}, {model, "model."}}) {
+    write_text(dir.file("run.yaml"), text);
+    auto const t0 = std::chrono::steady_clock::now();
+    auto const r = run_cli("fit --quiet " + quoted(dir.file("run.yaml")));
+    double const seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    expect_refused(r, key);
+    expect_one_line(r);
+    EXPECT_LT(seconds, 30) << r.output;
+    EXPECT_FALSE(fs::exists(dir.file("run")));
+  }
+}
+
+/// estimate-chunk's lists given as separate words (as well as comma-separated): an extent past 2^64 is refused
+/// naming the flag, never an abort.
+void estimate_chunk_lists_as_words_past_64_bits_are_refused() {
+  auto const r = run_cli(
+      "estimate-chunk --mode-shapes 16 2 8 18446744073709551615 --tucker-ranks 8 2 2 8 --tt-ranks 1 1 3 64 1 "
+      "--order 8 --n-probes 64");
+  expect_refused(r, "--mode-shapes");
+  expect_one_line(r);
+}
+
 // ------------------------------------------------------------------------------------------------ HDF5 content
 
 std::string jets_of(ScratchDirectory const& dir, std::string const& in) {
@@ -719,6 +820,16 @@ TEST(CliHostile, RanksAndProbeCountsPastMemoryAreRefusedNamingTheKey) {
 }
 TEST(CliHostile, EstimateChunkRefusesSizesPast64BitsAndReadsByteUnits) {
   estimate_chunk_refuses_sizes_past_64_bits_and_reads_byte_units();
+}
+TEST(CliHostile, QuotedNumbersAndBooleansAreRefusedForEveryKey) {
+  quoted_numbers_and_booleans_are_refused_for_every_key();
+}
+TEST(CliHostile, NulBytesInTextValuesAreRefused) { nul_bytes_in_text_values_are_refused(); }
+TEST(CliHostile, ShapesAndRanksOfAMillionAreRefusedBeforeAllocating) {
+  shapes_and_ranks_of_a_million_are_refused_before_allocating();
+}
+TEST(CliHostile, EstimateChunkListsAsWordsPast64BitsAreRefused) {
+  estimate_chunk_lists_as_words_past_64_bits_are_refused();
 }
 TEST(CliHostile, NonFiniteEntriesAreRefusedNamingTheDataset) { non_finite_entries_are_refused_naming_the_dataset(); }
 TEST(CliHostile, ResultsThatOverflowAreRefusedAndNothingIsWritten) {

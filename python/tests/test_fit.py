@@ -217,3 +217,19 @@ def test_help_documents_every_option_of_the_configuration_file_with_its_default(
             assert shown == documented_default(default), (name, key, shown, default)
             checked += 1
     assert checked == 31  # 6 common keys, newton_cg 6, gradient_descent 3, mc_sgd 9, adam 7
+
+
+def test_a_requested_chunk_size_is_reported_as_it_runs():
+    # 50 is not a whole number of reduction blocks: J^T runs whole blocks (at least one), and the result and its
+    # history report that size, the same run as asking for it directly.
+    truth = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=3)
+    problem = t3k.FittingProblem.planted(truth, n_probes=150, order=1, seed=4)
+    x0 = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=5)
+    block = t3k.reduction_block_size
+    expected = min(150, block if 50 < block else 50 - 50 % block)
+    asked = t3k.fit(problem, x0, "gradient_descent", max_iterations=2, chunk_size=50)
+    direct = t3k.fit(problem, x0, "gradient_descent", max_iterations=2, chunk_size=expected)
+
+    assert asked.chunk_size == expected
+    assert [r["chunk_size"] for r in asked.history] == [expected] * len(asked.history)
+    assert [r["loss"] for r in asked.history] == [r["loss"] for r in direct.history]

@@ -46,6 +46,7 @@ struct Options {
 struct Case {
   std::string description, command;
   std::vector<std::string> files;
+  bool must_refuse = false;  ///< a value the tool must refuse (exit 2), not run
 };
 
 struct Outcome {
@@ -164,6 +165,7 @@ class Fuzzer {
     }
     // Fixed cases after the drawn ones (the random stream, and so the drawn cases, stay as they were).
     for (auto& c : other_file_cases()) cases.push_back(std::move(c));
+    for (auto& c : hostile_value_cases()) cases.push_back(std::move(c));
     std::vector<Outcome> outcomes(cases.size());
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> workers;
@@ -176,7 +178,8 @@ class Fuzzer {
     std::size_t failures = 0, refused = 0, accepted = 0;
     for (std::size_t c = 0; c < cases.size(); ++c) {
       Outcome const& o = outcomes[c];
-      std::string const problem = judge(o, cases[c].files);
+      std::string problem = judge(o, cases[c].files);
+      if (problem.empty() && o.exit_code != 2 && cases[c].must_refuse) problem = "ran a value it must refuse";
       if (o.exit_code == 0) ++accepted;
       if (o.exit_code == 2) ++refused;
       if (problem.empty()) continue;
@@ -383,6 +386,74 @@ class Fuzzer {
     return out;
   }
 
+  /// Values the tool must refuse with exit 2 and one line naming the key or flag: numbers and booleans written as
+  /// YAML strings, text holding a NUL byte, shapes and ranks past any memory, and malformed flags.
+  std::vector<Case> hostile_value_cases() {
+    std::string const base =
+        "problem:\n  synthetic:\n    mode_shapes: [4, 5, 3]\n    tucker_ranks: [2, 2, 2]\n    tt_ranks: [1, 2, 2, 1]\n"
+        "    order: 2\n    n_probes: 60\n    seed: 3\nmodel:\n  init:\n    random: {seed: 1}\noptimizer:\n"
+        "  name: adam\n  max_iterations: 2\n  keep_loss_stack: false\noutput:\n  directory: run\n";
+    std::string const data = data_files_[0];
+    std::string const data_base = "problem:\n  data:\n    file: " + data +
+                                  "\nmodel:\n  tucker_ranks: [3, 4, 2, 3]\n  tt_ranks: [1, 2, 3, 2, 1]\n  init:\n"
+                                  "    random: {seed: 1}\noptimizer:\n  name: adam\n  max_iterations: 2\noutput:\n"
+                                  "  directory: run\n";
+    struct Edit {
+      std::string const* text;
+      std::string from, to;
+    };
+    std::string const big = "1000000";
+    std::vector<Edit> const edits = {
+        {&base, "order: 2", "order: '5'"},
+        {&base, "n_probes: 60", "n_probes: \"60\""},
+        {&base, "seed: 3", "seed: !!str 3"},
+        {&base, "max_iterations: 2", "max_iterations: '2'"},
+        {&base, "keep_loss_stack: false", "keep_loss_stack: 'false'"},
+        {&base, "tt_ranks: [1, 2, 2, 1]", "tt_ranks: [1, '2', 2, 1]"},
+        {&base, "seed: 3\n", "seed: 3\n    noise: '0.1'\n"},
+        {&base, "directory: run\n", "directory: run\nchunk_size: '64'\n"},
+        {&base, "directory: run\n", "directory: run\nkokkos:\n  threads: '1'\n"},
+        {&base, "mode_shapes: [4, 5, 3]\n    tucker_ranks: [2, 2, 2]",
+         "mode_shapes: [" + big + ", " + big + ", " + big + "]\n    tucker_ranks: [" + big + ", " + big + ", " + big +
+             "]"},
+        {&data_base, "tucker_ranks: [3, 4, 2, 3]\n  tt_ranks: [1, 2, 3, 2, 1]",
+         "tucker_ranks: [" + big + ", " + big + ", " + big + ", " + big + "]\n  tt_ranks: [1, " + big + ", " + big +
+             ", " + big + ", 1]"},
+        {&data_base, "file: " + data, "file: \"" + data + "\\0evil\""},
+        {&data_base, "file: " + data, "file: " + data + "\n    weights: \"/weights\\0x\""},
+    };
+    std::vector<Case> out;
+    std::size_t n = 0;
+    auto next_dir = [&] {
+      case_dir_ = work_ / ("hostile" + std::to_string(n++));
+      fs::create_directories(case_dir_);
+    };
+    for (auto const& e : edits) {
+      next_dir();
+      std::string text = *e.text;
+      text.replace(text.find(e.from), e.from.size(), e.to);
+      std::string const config = (case_dir_ / "run.yaml").string();
+      write_text(config, text);
+      out.push_back(
+          {"hostile value " + e.to, shell_quoted(opt_.cli) + " fit --quiet " + shell_quoted(config), {config}, true});
+    }
+    next_dir();
+    std::string const config = (case_dir_ / "run.yaml").string();
+    write_text(config, base);
+    std::string const cli = shell_quoted(opt_.cli);
+    for (std::string const& command :
+         {cli + " demo --probes 10 --seed -1", cli + " demo --probes 10 --seed ''",
+          cli + " fit --quiet --stop-after -1 " + shell_quoted(config),
+          cli + " estimate-chunk --mode-shapes 16 2 8 18446744073709551615 --tucker-ranks 8 2 2 8 "
+                "--tt-ranks 1 1 3 64 1 --order 8 --n-probes 64",
+          cli + " fit --quiet " + shell_quoted(config) + " --kokkos-threads=+4",
+          cli + " fit --quiet " + shell_quoted(config) + " --kokkos-ndevices=-5",
+          cli + " fit --quiet " + shell_quoted(config) + " --kokkos-ndevices=abc"}) {
+      out.push_back({"hostile flag " + command.substr(cli.size() + 1), command, {config}, true});
+    }
+    return out;
+  }
+
   /// Empty when the outcome is acceptable.
   std::string judge(Outcome const& o, std::vector<std::string> const& files) const {
     if (o.exit_code == 124 || o.exit_code == 137) return "hang: no exit within " + std::to_string(opt_.timeout) + " s";
@@ -402,8 +473,8 @@ class Fuzzer {
     // Exit 1 is acceptable only as the refusal of results that overflowed (finite inputs near the largest double):
     // one line naming the dataset, nothing written.
     if (o.exit_code == 1) {
-      bool const overflow = line.find("the result /") != std::string::npos &&
-                            line.find("nothing was written") != std::string::npos;
+      bool const overflow =
+          line.find("the result /") != std::string::npos && line.find("nothing was written") != std::string::npos;
       return overflow ? "" : "exit 1 other than a refused non-finite result: " + line;
     }
     bool named = line.find("--") != std::string::npos;
