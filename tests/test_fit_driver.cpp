@@ -930,6 +930,33 @@ void data_problem_validates_on_a_separate_file() {
   EXPECT_EQ(count_lines(bad.output), 1u) << bad.output;
 }
 
+// model.tucker_ranks above what N and the TT ranks allow: Tucker rank 1 of 9 exceeds N_1 = 7 and r_1 r_2 = 6. The
+// note, summary.yaml and model.h5 all give 6, with and without iterations.
+void infeasible_model_ranks_are_clipped_once_and_reported_as_written() {
+  for (int iterations : {0, 2}) {
+    ScratchDirectory dir;
+    write_file(dir.file("run.yaml"),
+               "problem:\n"
+               "  synthetic: {mode_shapes: [5, 7, 6], tucker_ranks: [2, 3, 2], tt_ranks: [1, 2, 3, 1], order: 1,\n"
+               "              n_probes: 60, seed: 4}\n"
+               "model: {tucker_ranks: [2, 9, 3], tt_ranks: [1, 2, 3, 1], init: {random: {seed: 1}}}\n"
+               "optimizer: {name: gradient_descent, max_iterations: " +
+                   std::to_string(iterations) +
+                   "}\n"
+                   "output: {directory: out}\n"
+                   "kokkos: {threads: 1}\n");
+    auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --plain-log");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("note: Tucker rank 1 clipped from 9 to 6\n"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("clipped from 9 to 7"), std::string::npos) << r.output;
+    std::string const summary = read_file(dir.file("out/summary.yaml"));
+    EXPECT_NE(summary.find("Tucker rank 1 clipped from 9 to 6"), std::string::npos) << summary;
+    auto const model = io::Reader(dir.file("out/model.h5")).read_t3();
+    EXPECT_EQ(model.tucker_ranks(), (std::vector<std::size_t>{2, 6, 3})) << "iterations " << iterations;
+    EXPECT_EQ(model.tt_ranks(), (std::vector<std::size_t>{1, 2, 3, 1})) << "iterations " << iterations;
+  }
+}
+
 void cli_reports_continuation_and_validation_errors() {
   std::string const tail = "optimizer: {name: newton_cg}\noutput:\n  directory: out\n";
   expect_cli_error(valid_head + "validation: {fraction: 0.2, cont: 3}\n" + tail, 9, 29, "validation.cont",
@@ -1063,6 +1090,9 @@ TEST(FitDriver, ContinuationRunReportsRanksAndResumesAcrossARankStep) {
   continuation_run_reports_ranks_and_resumes_across_a_rank_step();
 }
 TEST(FitDriver, CliReportsContinuationAndValidationErrors) { cli_reports_continuation_and_validation_errors(); }
+TEST(FitDriver, InfeasibleModelRanksAreClippedOnceAndReportedAsWritten) {
+  infeasible_model_ranks_are_clipped_once_and_reported_as_written();
+}
 TEST(FitDriver, DataProblemValidatesOnASeparateFile) { data_problem_validates_on_a_separate_file(); }
 TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
 TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }
