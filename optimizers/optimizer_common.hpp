@@ -6,8 +6,8 @@
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/retraction.hpp"
-#include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/optimizers/fitting_problem.hpp"
 #include "t3k/optimizers/optimizer_options.hpp"
@@ -144,8 +144,8 @@ inline void clip_to_feasible(std::vector<std::size_t> const& big_n, std::vector<
 /// The starting point of a fit at fixed ranks, with notes on the ranks it clipped.
 template <class Scalar, class MemorySpace>
 struct FeasibleStart {
-  TuckerTensorTrain<Scalar, MemorySpace> x;
-  std::vector<std::string> notes;
+  TuckerTensorTrain<Scalar, MemorySpace> x;  ///< x0 at feasible ranks
+  std::vector<std::string> notes;            ///< one per clipped rank
 };
 
 /// x0 clipped once to the largest ranks a T3 of its mode shapes can hold (clip_to_feasible after squashing the
