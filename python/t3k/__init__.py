@@ -134,9 +134,9 @@ def progress_printer(file: Any = None) -> Callable[[Dict[str, Any]], None]:
 
 def _check_option_names(optimizer: str, options: Dict[str, Any]) -> None:
     """Refuses a misspelt option with the nearest known name, as `t3k fit` does for a configuration key. An unknown
-    optimizer is left to the extension, which names the optimizers."""
+    optimizer (or one that is no str) is left to the extension, which names the optimizers."""
     keys = _t3k._optimizer_keys()
-    if optimizer not in keys or not optimizer:
+    if not isinstance(optimizer, str) or optimizer not in keys or not optimizer:
         return
     known = [k[0] for k in keys[""]] + [k[0] for k in keys[optimizer]]
     known += ["validation_patience", "max_tucker_ranks", "max_tt_ranks"] + [k[0] for k in keys["continuation"]]
