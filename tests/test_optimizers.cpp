@@ -972,7 +972,9 @@ void infeasible_ranks_are_clipped_once_to_the_feasible_value() {
     EXPECT_EQ(fit.x.tt_ranks(), r) << name;
     EXPECT_EQ(fit.notes, std::vector<std::string>{"Tucker rank 1 clipped from 9 to 6"}) << name;
     // The clipping drops only singular values that are zero: x0's tensor, up to rounding of the SVDs.
-    if (iterations == 0) EXPECT_LT(relative_dense_error(fit.x, x0), 1e-12) << name;
+    if (iterations == 0) {
+      EXPECT_LT(relative_dense_error(fit.x, x0), 1e-12) << name;
+    }
   };
   for (std::size_t iterations : {0, 2}) {
     t3k::GradientDescentOptions gd;
