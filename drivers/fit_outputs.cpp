@@ -17,9 +17,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 namespace t3k {
 namespace fit {
@@ -198,18 +200,64 @@ std::vector<IterationRecord> merged_history(std::vector<IterationRecord> const& 
   return out;
 }
 
+std::map<std::size_t, std::string> rank_step_labels(std::vector<std::string> const& notes) {
+  std::map<std::size_t, std::string> out;
+  for (auto const& note : notes) {
+    for (std::string const prefix : {"rank step at iteration ", "unused ranks dropped at iteration "}) {
+      if (note.rfind(prefix, 0) != 0) continue;
+      std::vector<std::string> lists;  // the bracketed rank lists, in order
+      for (std::size_t open = note.find('['); open != std::string::npos; open = note.find('[', open + 1)) {
+        std::size_t const close = note.find(']', open);
+        if (close == std::string::npos) break;
+        // "[2 x 3 x 2]" as "2-3-2": short enough to run down a panel.
+        std::string list;
+        for (char ch : note.substr(open + 1, close - open - 1)) {
+          if (ch != ' ') list += ch == 'x' ? '-' : ch;
+        }
+        lists.push_back(list);
+      }
+      // A step lists old and new ranks of each kind, a drop only the new ones.
+      bool const step = lists.size() == 4;
+      if (!step && lists.size() != 2) continue;
+      std::size_t const iteration = std::size_t(std::strtoull(note.c_str() + prefix.size(), nullptr, 10));
+      out[iteration] = "Tucker " + lists[step ? 1 : 0] + ", TT " + lists[step ? 3 : 1];
+    }
+  }
+  return out;
+}
+
 std::string convergence_svg(std::string const& title, std::string const& x_label, std::vector<PlotPanel> const& panels,
-                            std::vector<double> const& marks) {
-  double const width = 760, left = 90, right = 30, top = 50, gap = 70;
+                            std::vector<PlotMark> const& marks) {
+  double const width = 760, left = 90, right = 30, gap = 70;
   double const plot_w = width - left - right;
   double const plot_h = 210;
-  double const height = top + double(panels.size()) * (plot_h + gap) + 10;
   double x_max = 1;
   for (auto const& p : panels)
     for (auto const& s : p.curves)
       for (double x : s.x) x_max = std::max(x_max, x);
   // Margins inside the frame: 3% of the x range on each side, a tenth of the log range above and below.
   double const x_pad = 0.03 * x_max;
+  auto px = [&](double x) { return left + plot_w * (x + x_pad) / (x_max + 2 * x_pad); };
+  // Rank-step labels run in rows of their own above the first panel, outside the data: each starts at its mark (or
+  // ends there, near the right edge), in the first row where it overlaps no other (about 6 pixels a character at 10
+  // points).
+  double const row_h = 13;
+  std::vector<std::size_t> label_row(marks.size(), 0);
+  std::vector<bool> label_ends(marks.size(), false);
+  std::vector<std::vector<std::pair<double, double>>> rows;  // the spans taken in each row
+  for (std::size_t k = 0; k < marks.size(); ++k) {
+    double const x = px(marks[k].x), w = 6 * double(marks[k].label.size());
+    label_ends[k] = x + 3 + w > width - 4;
+    double const from = label_ends[k] ? x - 3 - w : x + 3, to = from + w;
+    std::size_t row = 0;
+    auto clear = [&](std::pair<double, double> const& span) { return to + 8 < span.first || span.second + 8 < from; };
+    while (row < rows.size() && !std::all_of(rows[row].begin(), rows[row].end(), clear)) ++row;
+    if (row == rows.size()) rows.emplace_back();
+    rows[row].push_back({from, to});
+    label_row[k] = row;
+  }
+  double const top = 50 + row_h * double(rows.size());  // the title, then the rows of labels
+  double const height = top + double(panels.size()) * (plot_h + gap) + 10;
   std::string svg;
   auto out = std::back_inserter(svg);
   // Coordinates as {:g}: six significant digits, plenty for a 760-pixel drawing.
@@ -256,7 +304,6 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
       l_lo -= pad;
       l_hi += pad;
     }
-    auto px = [&](double x) { return left + plot_w * (x + x_pad) / (x_max + 2 * x_pad); };
     auto py = [&](double v) { return y0 + plot_h * (1 - (std::log10(v) - l_lo) / (l_hi - l_lo)); };
     // Frame, grid and ticks.
     fmt::format_to(out, "<rect x=\"{:g}\" y=\"{:g}\" width=\"{:g}\" height=\"{:g}\" fill=\"none\" stroke=\"black\"/>\n",
@@ -284,15 +331,11 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
                    "scale)</text>\n",
                    y0 + plot_h / 2, y0 + plot_h / 2, panel.label);
     // Rank steps: dashed vertical marks.
-    for (double m : marks) {
+    for (auto const& m : marks) {
       fmt::format_to(out,
                      "<line class=\"rank-step\" x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#888888\" "
                      "stroke-dasharray=\"4 3\"/>\n",
-                     px(m), y0, px(m), y0 + plot_h);
-    }
-    if (!marks.empty() && p == 0) {
-      fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" fill=\"#888888\" font-size=\"10\">rank step</text>\n",
-                     px(marks.front()) + 3, y0 + 11);
+                     px(m.x), y0, px(m.x), y0 + plot_h);
     }
     // The tolerance (or other reference value) as a horizontal line.
     if (std::isfinite(panel.reference) && panel.reference > 0) {
@@ -329,12 +372,37 @@ std::string convergence_svg(std::string const& title, std::string const& x_label
         }
       }
       flush();
-      if (panel.curves.size() > 1) {
-        double const ly = y0 + 14 + 14 * double(c);
+    }
+    // The legend sits under the frame, left of the axis label: outside the data and the rank-step labels above.
+    if (panel.curves.size() > 1) {
+      double lx = left;
+      double const ly = y0 + plot_h + 36;
+      for (std::size_t c = 0; c < panel.curves.size(); ++c) {
         fmt::format_to(out,
-                       "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"{}\" stroke-width=\"2\"/>\n",
-                       left + 10, ly - 4, left + 28, ly - 4, color);
-        fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" font-size=\"11\">{}</text>\n", left + 32, ly, s.label);
+                       "<line class=\"legend\" x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"{}\" "
+                       "stroke-width=\"2\"/>\n",
+                       lx, ly - 4, lx + 18, ly - 4, colors[c % 4]);
+        fmt::format_to(out, "<text x=\"{:g}\" y=\"{:g}\" font-size=\"11\">{}</text>\n", lx + 22, ly,
+                       xml_escape(panel.curves[c].label));
+        lx += 22 + 7 * double(panel.curves[c].label.size()) + 16;  // about 7 pixels a character at 11 points
+      }
+    }
+    // Rank-step labels, each with a dotted lead down to its mark; the labels come after all leads, with a white
+    // halo, so that a lead to a higher row passes behind a lower label instead of through it.
+    if (p == 0) {
+      for (std::size_t k = 0; k < marks.size(); ++k) {
+        double const x = px(marks[k].x), y = y0 - 8 - row_h * double(label_row[k]);
+        fmt::format_to(out,
+                       "<line x1=\"{:g}\" y1=\"{:g}\" x2=\"{:g}\" y2=\"{:g}\" stroke=\"#888888\" "
+                       "stroke-dasharray=\"1 2\"/>\n",
+                       x, y + 2, x, y0);
+      }
+      for (std::size_t k = 0; k < marks.size(); ++k) {
+        double const x = px(marks[k].x), y = y0 - 8 - row_h * double(label_row[k]);
+        fmt::format_to(out,
+                       "<text class=\"rank-step-label\" x=\"{:g}\" y=\"{:g}\" text-anchor=\"{}\" fill=\"#555555\" "
+                       "font-size=\"10\" stroke=\"white\" stroke-width=\"4\" paint-order=\"stroke\">{}</text>\n",
+                       label_ends[k] ? x - 3 : x + 3, y, label_ends[k] ? "end" : "start", xml_escape(marks[k].label));
       }
     }
   }
@@ -359,7 +427,8 @@ void write_run_directory(std::string const& directory, Config const& config, Set
   write_text_atomically((fs::path(directory) / RunFiles::history).string(), history_csv(result.history));
   PlotSeries residual{"training", {}, {}}, validation{"validation", {}, {}}, loss{"loss", {}, {}},
       grad{"gradient norm", {}, {}};
-  std::vector<double> marks;
+  std::vector<PlotMark> marks;
+  auto const step_labels = rank_step_labels(result.notes);
   for (std::size_t k = 0; k < result.history.size(); ++k) {
     auto const& r = result.history[k];
     double const x = double(r.iteration);
@@ -371,7 +440,10 @@ void write_run_directory(std::string const& directory, Config const& config, Set
     loss.y.push_back(r.loss);
     grad.x.push_back(x);
     grad.y.push_back(r.gradient_norm);
-    if (k > 0 && r.rank_stage != result.history[k - 1].rank_stage) marks.push_back(x);
+    if (k > 0 && r.rank_stage != result.history[k - 1].rank_stage) {
+      auto const label = step_labels.find(r.iteration);
+      marks.push_back({x, label != step_labels.end() ? label->second : "rank step"});
+    }
   }
   PlotPanel first{
       "relative residual", {residual}, config.optimizer.common().tol_relative_residual, "tol_relative_residual"};

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,11 +65,22 @@ struct PlotPanel {
   std::string reference_label;
 };
 
+/// A dashed vertical mark (a rank step) at `x`, labelled in the first panel (e.g. the ranks it moved to).
+struct PlotMark {
+  double x = 0;
+  std::string label;
+};
+
 /// A standalone SVG of log-scale panels against a shared linear x axis, with axes, decade ticks, tick labels, axis
-/// labels, a legend where a panel has several curves, dashed vertical marks at `marks` (rank steps) and a title.
-/// The data sit inside the frame with margins. Non-positive or non-finite values break a curve.
+/// labels, a legend above a panel that has several curves, dashed vertical marks at `marks` (rank steps) with their
+/// labels and a title. The data sit inside the frame with margins. Non-positive or non-finite values break a curve.
 std::string convergence_svg(std::string const& title, std::string const& x_label, std::vector<PlotPanel> const& panels,
-                            std::vector<double> const& marks = {});
+                            std::vector<PlotMark> const& marks = {});
+
+/// The ranks each rank step of a continuation moved to, from its notes ("rank step at iteration N: Tucker ranks
+/// [..] -> [..], TT ranks [..] -> [..]" and "unused ranks dropped at iteration N: Tucker ranks [..], TT ranks [..]"),
+/// as "Tucker 2-3-2, TT 1-2-2-1" by iteration.
+std::map<std::size_t, std::string> rank_step_labels(std::vector<std::string> const& notes);
 
 }  // namespace fit
 }  // namespace t3k

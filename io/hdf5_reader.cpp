@@ -132,11 +132,16 @@ std::vector<double> Reader::Impl::read(std::string const& name, std::vector<std:
     fail(name + " has shape " + impl::shape_string(shape) + ", expected " + expected_string(*expected, shape));
   }
   Handle type(H5Dget_type(ds.get()), H5Tclose);
-  // float64 and float32 convert exactly to double; integers, other widths and byte orders are refused rather
-  // than converted behind the user's back.
+  if (type.valid() && H5Tget_class(type.get()) == H5T_INTEGER && !shape.empty()) {
+    return integers_as_doubles(name, rows != nullptr ? *rows : ShardRange{0, shape[0]});
+  }
+  // float64 and float32 convert exactly to double; other widths and byte orders are refused rather than
+  // converted behind the user's back.
   bool const supported =
       type.valid() && (H5Tequal(type.get(), H5T_IEEE_F64LE) > 0 || H5Tequal(type.get(), H5T_IEEE_F32LE) > 0);
-  if (!supported) fail(name + " has element type " + type_text(type.get()) + ", expected float64 or float32");
+  if (!supported) {
+    fail(name + " has element type " + type_text(type.get()) + ", expected float64, float32 or integers");
+  }
   if (rows != nullptr && (shape.empty() || rows->begin > rows->end || rows->end > shape[0])) {
     fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of ", name, " of shape ",
                       impl::shape_string(shape)));
@@ -169,6 +174,27 @@ std::vector<double> Reader::Impl::read(std::string const& name, std::vector<std:
     fail(impl::concat("cannot read rows [", rows->begin, ", ", rows->end, ") of dataset ", name));
   }
   if (finite) require_finite(name, shape, data, rows->begin);
+  return data;
+}
+
+std::vector<double> Reader::Impl::integers_as_doubles(std::string const& name, ShardRange const& rows) const {
+  std::vector<std::size_t> shape;
+  auto const integers = read_integers(name, {}, shape, rows);
+  std::int64_t const exact = std::int64_t(1) << 53;
+  std::vector<double> data(integers.size());
+  for (std::size_t e = 0; e < integers.size(); ++e) {
+    if (integers[e] > exact || integers[e] < -exact) {
+      std::string index;
+      std::size_t rem = e;
+      for (std::size_t k = shape.size(); k-- > 1;) {
+        index = ", " + std::to_string(rem % shape[k]) + index;
+        rem /= shape[k];
+      }
+      fail(impl::concat(name, "[", rows.begin + rem, index, "] = ", integers[e],
+                        " is past 2^53, where float64 cannot hold every integer; store the dataset as float64"));
+    }
+    data[e] = double(integers[e]);
+  }
   return data;
 }
 

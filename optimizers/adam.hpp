@@ -67,9 +67,10 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "adam");
-  auto x = resume ? resume->x : x0;
+  auto const start = impl::feasible_start(space, x0);
+  auto x = resume ? resume->x : start.x;
   auto frame = orthogonal_frame(space, x);
-  result.notes = impl::rank_clipping_notes(x0, frame);
+  result.notes = start.notes;
   std::size_t const d = frame.n_modes();
   std::size_t entries = 0;
   {

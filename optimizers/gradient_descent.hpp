@@ -30,8 +30,9 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "gradient_descent");
-  auto point = impl::make_point(space, problem, resume ? resume->x : x0);
-  result.notes = impl::rank_clipping_notes(x0, point.frame);
+  auto const start = impl::feasible_start(space, x0);
+  auto point = impl::make_point(space, problem, resume ? resume->x : start.x);
+  result.notes = start.notes;
   auto g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
   double gnorm = double(variation_norm(space, g));
   double x0_norm = 0, g0 = 0;

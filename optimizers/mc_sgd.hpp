@@ -72,9 +72,10 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "mc_sgd");
-  auto x = resume ? resume->x : x0;
+  auto const start = impl::feasible_start(space, x0);
+  auto x = resume ? resume->x : start.x;
   auto frame = orthogonal_frame(space, x);
-  result.notes = impl::rank_clipping_notes(x0, frame);
+  result.notes = start.notes;
   double full_loss = 0, alpha0 = options.step, g0 = 0;
   ProbeJets<Scalar, MemorySpace> loss_stack;  // the full loss's probe jets, with keep_loss_stack
   std::size_t first = 1;

@@ -7,10 +7,12 @@
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/retraction.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
+#include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/optimizers/fitting_problem.hpp"
 #include "t3k/optimizers/optimizer_options.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -126,25 +128,72 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
       sizeof(Scalar) == 4 ? ScalarType::float32 : ScalarType::float64);
 }
 
-/// Notes on ranks of x0 that the fixed-rank manifold cannot hold (clipped once at x0, so the fit runs on one
-/// manifold; docs/math.md).
+/// Clips ranks to what a T3 of mode shapes `big_n` can hold, to a fixed point: n_i <= min(N_i, r_i r_{i+1}),
+/// r_e <= r_{e-1} n_{e-1} and r_e <= n_e r_{e+1}.
+inline void clip_to_feasible(std::vector<std::size_t> const& big_n, std::vector<std::size_t>& n,
+                             std::vector<std::size_t>& r) {
+  std::size_t const d = n.size();
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto lower = [&changed](std::size_t& v, std::size_t cap) {
+      if (v > cap) {
+        v = cap;
+        changed = true;
+      }
+    };
+    for (std::size_t i = 0; i < d; ++i) lower(n[i], std::min(big_n[i], r[i] * r[i + 1]));
+    for (std::size_t e = 1; e < d; ++e) lower(r[e], std::min(r[e - 1] * n[e - 1], n[e] * r[e + 1]));
+  }
+}
+
+/// The starting point of a fit at fixed ranks, with notes on the ranks it clipped.
 template <class Scalar, class MemorySpace>
-std::vector<std::string> rank_clipping_notes(TuckerTensorTrain<Scalar, MemorySpace> const& x0,
-                                             OrthogonalFrame<Scalar, MemorySpace> const& frame) {
-  std::vector<std::string> notes;
+struct FeasibleStart {
+  TuckerTensorTrain<Scalar, MemorySpace> x;  ///< x0 at feasible ranks
+  std::vector<std::string> notes;            ///< one per clipped rank
+};
+
+/// x0 clipped once to the largest ranks a T3 of its mode shapes can hold (clip_to_feasible after squashing the
+/// boundary bonds), so that the fit runs on one manifold and every report names the ranks it ran at (docs/math.md).
+/// The clipping is a T3-SVD capped at those ranks: the tensor is unchanged (the dropped singular values are zero up
+/// to rounding). x0 is returned as it is when nothing needs clipping, or when its tensor overflows (no SVD).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+FeasibleStart<Scalar, MemorySpace> feasible_start(ExecutionSpace const& space,
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x0) {
   auto const n = x0.tucker_ranks();
-  auto const nu = frame.up_ranks();
   auto const r = x0.tt_ranks();
-  auto const rl = frame.left_ranks();
-  auto const rr = frame.right_ranks();
+  auto feasible_n = n;
+  auto feasible_r = r;
+  feasible_r.front() = 1;
+  feasible_r.back() = 1;
+  clip_to_feasible(x0.mode_shapes(), feasible_n, feasible_r);
+  FeasibleStart<Scalar, MemorySpace> out;
+  // Boundary ranks other than 1 are squashed by every frame without loss: no clipping.
+  bool const interior_kept = std::equal(r.begin() + 1, r.end() - 1, feasible_r.begin() + 1);
+  if (feasible_n == n && interior_kept) {
+    out.x = x0;
+    return out;
+  }
+  T3SvdOptions caps;
+  caps.max_tucker_ranks.assign(feasible_n.begin(), feasible_n.end());
+  caps.max_tt_ranks.assign(feasible_r.begin(), feasible_r.end());
+  try {
+    out.x = t3_svd(space, x0, caps).t3;
+  } catch (InvalidArgument const&) {
+    // Cores whose tensor overflows Scalar cannot be factored: such a start is kept, and the fit stops at its
+    // non-finite loss as it does from any start that overflows.
+    out.x = x0;
+    return out;
+  }
+  auto const cn = out.x.tucker_ranks();
+  auto const cr = out.x.tt_ranks();
   for (std::size_t i = 0; i < n.size(); ++i) {
-    if (nu[i] != n[i]) notes.push_back(concat("Tucker rank ", i, " clipped from ", n[i], " to ", nu[i]));
+    if (cn[i] != n[i]) out.notes.push_back(concat("Tucker rank ", i, " clipped from ", n[i], " to ", cn[i]));
   }
   for (std::size_t e = 1; e + 1 < r.size(); ++e) {
-    std::size_t const feasible = min_of(rl[e], rr[e]);
-    if (feasible != r[e]) notes.push_back(concat("TT rank ", e, " clipped from ", r[e], " to ", feasible));
+    if (cr[e] != r[e]) out.notes.push_back(concat("TT rank ", e, " clipped from ", r[e], " to ", cr[e]));
   }
-  return notes;
+  return out;
 }
 
 /// Checks that a checkpoint belongs to this optimizer and returns the named scalar.

@@ -66,24 +66,6 @@ void complete_rows(HostMatrix<Scalar> const& u, std::size_t n_old) {
   }
 }
 
-/// Clips ranks to what a T3 of mode shapes `big_n` can hold, to a fixed point: n_i <= min(N_i, r_i r_{i+1}),
-/// r_e <= r_{e-1} n_{e-1} and r_e <= n_e r_{e+1}.
-inline void clip_to_feasible(std::vector<std::size_t> const& big_n, std::vector<std::size_t>& n,
-                             std::vector<std::size_t>& r) {
-  std::size_t const d = n.size();
-  for (bool changed = true; changed;) {
-    changed = false;
-    auto lower = [&changed](std::size_t& v, std::size_t cap) {
-      if (v > cap) {
-        v = cap;
-        changed = true;
-      }
-    };
-    for (std::size_t i = 0; i < d; ++i) lower(n[i], std::min(big_n[i], r[i] * r[i + 1]));
-    for (std::size_t e = 1; e < d; ++e) lower(r[e], std::min(r[e - 1] * n[e - 1], n[e] * r[e + 1]));
-  }
-}
-
 /// How many singular values are in use: those above rtol times the largest.
 template <class Scalar>
 std::size_t ranks_in_use(std::vector<Scalar> const& sigma, double rtol) {

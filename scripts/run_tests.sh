@@ -82,6 +82,7 @@ run_examples() {
   cmake -S examples/cpp -B build/example-cpp -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PWD/build/install"
   cmake --build build/example-cpp -j "$JOBS"
   OMP_NUM_THREADS=2 OMP_PROC_BIND=false build/example-cpp/fit_planted
+  OMP_NUM_THREADS=2 OMP_PROC_BIND=false build/example-cpp/fit_your_arrays
 }
 
 # The Python module built in build/python (PYTHONPATH), its tests and its example, in the venv of scripts/setup.sh.

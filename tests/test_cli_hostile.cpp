@@ -470,15 +470,16 @@ void results_that_overflow_are_refused_and_nothing_is_written() {
   }
 }
 
-void element_types_other_than_float32_and_float64_are_refused() {
+// Integers are numbers (converted exactly to float64); other float widths and byte orders are refused.
+void element_types_other_than_floats_and_integers_are_refused() {
   ScratchDirectory dir("t3k_hostile");
   std::string const in = dir.file("in.h5");
   struct Case {
     hid_t type;
     bool accepted;
   };
-  for (Case const& c : {Case{H5T_IEEE_F32LE, true}, Case{H5T_STD_I32LE, false}, Case{H5T_STD_I64LE, false},
-                        Case{H5T_IEEE_F64BE, false}, Case{H5T_NATIVE_LDOUBLE, false}, Case{H5T_STD_U8LE, false}}) {
+  for (Case const& c : {Case{H5T_IEEE_F32LE, true}, Case{H5T_STD_I32LE, true}, Case{H5T_STD_I64LE, true},
+                        Case{H5T_IEEE_F64BE, false}, Case{H5T_NATIVE_LDOUBLE, false}, Case{H5T_STD_U8LE, true}}) {
     fs::remove(in);
     fs::copy_file(testdata("case1_ragged.h5"), in);
     t3k_test::h5::retype(in, "/probes/w/1", c.type);
@@ -835,8 +836,8 @@ TEST(CliHostile, NonFiniteEntriesAreRefusedNamingTheDataset) { non_finite_entrie
 TEST(CliHostile, ResultsThatOverflowAreRefusedAndNothingIsWritten) {
   results_that_overflow_are_refused_and_nothing_is_written();
 }
-TEST(CliHostile, ElementTypesOtherThanFloat32AndFloat64AreRefused) {
-  element_types_other_than_float32_and_float64_are_refused();
+TEST(CliHostile, ElementTypesOtherThanFloatsAndIntegersAreRefused) {
+  element_types_other_than_floats_and_integers_are_refused();
 }
 TEST(CliHostile, BadAttributesAndHugeDeclaredShapesAreRefused) {
   bad_attributes_and_huge_declared_shapes_are_refused();

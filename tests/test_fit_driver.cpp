@@ -912,6 +912,44 @@ void continuation_run_reports_ranks_and_resumes_across_a_rank_step() {
                            "relative residual (log scale)", "run.yaml -&gt; out (newton_cg)"}) {
     EXPECT_NE(svg.find(part), std::string::npos) << part;
   }
+  // Every rank step is labelled with the ranks it moved to, as summary.yaml's note on it names them.
+  auto count = [](std::string const& text, std::string const& part) {
+    std::size_t n = 0;
+    for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+    return n;
+  };
+  std::size_t const steps = count(svg, "class=\"rank-step-label\"");
+  EXPECT_EQ(steps * 3, count(svg, "class=\"rank-step\"")) << "one label a step, a mark in each of 3 panels";
+  EXPECT_EQ(steps, count(summary, "rank step at iteration") + count(summary, "unused ranks dropped at iteration"));
+  for (auto at = summary.find("rank step at iteration"); at != std::string::npos;
+       at = summary.find("rank step at iteration", at + 1)) {
+    // "... Tucker ranks [1 x 1 x 1] -> [2 x 2 x 2], TT ranks [..] -> [..]": the lists after the arrows.
+    auto list_after = [&](std::size_t from) {
+      std::size_t const open = summary.find("-> [", from) + 4;
+      std::string list = summary.substr(open, summary.find(']', open) - open);
+      for (std::size_t x = list.find(" x "); x != std::string::npos; x = list.find(" x ")) list.replace(x, 3, "-");
+      return list;
+    };
+    std::size_t const tt = summary.find("TT ranks", at);
+    std::string const label = ">Tucker " + list_after(at) + ", TT " + list_after(tt) + "</text>";
+    EXPECT_NE(svg.find(label), std::string::npos) << label << " in\n" << svg;
+  }
+  // Outside the data: the legend under the first frame, the rank-step labels above it.
+  auto number_after = [&](std::string const& key, std::size_t from) {
+    return std::stod(svg.substr(svg.find(key, from) + key.size()));
+  };
+  std::size_t const frame = svg.find("fill=\"none\" stroke=\"black\"");
+  ASSERT_NE(frame, std::string::npos);
+  std::size_t const frame_tag = svg.rfind("<rect", frame);
+  double const frame_top = number_after(" y=\"", frame_tag),
+               frame_bottom = frame_top + number_after("height=\"", frame_tag);
+  std::size_t const legend = svg.find("class=\"legend\"");
+  ASSERT_NE(legend, std::string::npos);
+  EXPECT_GT(number_after("y1=\"", legend), frame_bottom);
+  for (auto at = svg.find("class=\"rank-step-label\""); at != std::string::npos;
+       at = svg.find("class=\"rank-step-label\"", at + 1)) {
+    EXPECT_LT(number_after(" y=\"", at), frame_top);
+  }
   auto const rows = history_without_time(dir.file("a/out/history.csv"));
   ASSERT_GT(rows.size(), 5u);
   // Row 1 (iteration 0): minibatch_loss nan (newton_cg), a finite validation residual, stage 0.
@@ -961,6 +999,33 @@ void data_problem_validates_on_a_separate_file() {
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("validation.file"), std::string::npos) << bad.output;
   EXPECT_EQ(count_lines(bad.output), 1u) << bad.output;
+}
+
+// model.tucker_ranks above what N and the TT ranks allow: Tucker rank 1 of 9 exceeds N_1 = 7 and r_1 r_2 = 6. The
+// note, summary.yaml and model.h5 all give 6, with and without iterations.
+void infeasible_model_ranks_are_clipped_once_and_reported_as_written() {
+  for (int iterations : {0, 2}) {
+    ScratchDirectory dir;
+    write_file(dir.file("run.yaml"),
+               "problem:\n"
+               "  synthetic: {mode_shapes: [5, 7, 6], tucker_ranks: [2, 3, 2], tt_ranks: [1, 2, 3, 1], order: 1,\n"
+               "              n_probes: 60, seed: 4}\n"
+               "model: {tucker_ranks: [2, 9, 3], tt_ranks: [1, 2, 3, 1], init: {random: {seed: 1}}}\n"
+               "optimizer: {name: gradient_descent, max_iterations: " +
+                   std::to_string(iterations) +
+                   "}\n"
+                   "output: {directory: out}\n"
+                   "kokkos: {threads: 1}\n");
+    auto const r = run_cli("fit " + quoted(dir.file("run.yaml")) + " --plain-log");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("note: Tucker rank 1 clipped from 9 to 6\n"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("clipped from 9 to 7"), std::string::npos) << r.output;
+    std::string const summary = read_file(dir.file("out/summary.yaml"));
+    EXPECT_NE(summary.find("Tucker rank 1 clipped from 9 to 6"), std::string::npos) << summary;
+    auto const model = io::Reader(dir.file("out/model.h5")).read_t3();
+    EXPECT_EQ(model.tucker_ranks(), (std::vector<std::size_t>{2, 6, 3})) << "iterations " << iterations;
+    EXPECT_EQ(model.tt_ranks(), (std::vector<std::size_t>{1, 2, 3, 1})) << "iterations " << iterations;
+  }
 }
 
 void cli_reports_continuation_and_validation_errors() {
@@ -1097,6 +1162,9 @@ TEST(FitDriver, ContinuationRunReportsRanksAndResumesAcrossARankStep) {
   continuation_run_reports_ranks_and_resumes_across_a_rank_step();
 }
 TEST(FitDriver, CliReportsContinuationAndValidationErrors) { cli_reports_continuation_and_validation_errors(); }
+TEST(FitDriver, InfeasibleModelRanksAreClippedOnceAndReportedAsWritten) {
+  infeasible_model_ranks_are_clipped_once_and_reported_as_written();
+}
 TEST(FitDriver, DataProblemValidatesOnASeparateFile) { data_problem_validates_on_a_separate_file(); }
 TEST(FitDriver, ResumedGradientDescentEqualsUninterruptedBitwise) { resume_gradient_descent(); }
 TEST(FitDriver, ResumedMcSgdEqualsUninterruptedBitwise) { resume_mc_sgd(); }

@@ -956,6 +956,44 @@ void kept_loss_stack_gives_the_same_iterates() {
   check([&](bool keep) { return t3k::adam(space, problem, x0, with_settings(t3k::AdamOptions{}, keep)); }, "adam");
 }
 
+// An x0 whose Tucker rank 1 (9) exceeds both N_1 = 7 and what its bonds allow (r_1 r_2 = 6) is clipped once, to 6:
+// every optimizer starts from (and with max_iterations 0 returns) that T3, the same tensor, and its note names 6.
+template <class C>
+void infeasible_ranks_are_clipped_once_to_the_feasible_value() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::vector<std::size_t> const big_n{4, 7, 3}, n{2, 9, 3}, r{1, 2, 3, 1};
+  std::vector<std::size_t> const feasible_n{2, 6, 3};  // n_1 <= min(N_1, r_1 r_2) = min(7, 2 * 3)
+  auto truth = t3k::random_t3<S>(space, big_n, feasible_n, r, 31);
+  auto problem = t3k::make_planted_problem(space, truth, 60, 1, 0.0, 32);
+  auto x0 = t3k::random_t3<S>(space, big_n, n, r, 33);
+  auto check = [&](auto const& fit, std::size_t iterations, char const* name) {
+    EXPECT_EQ(fit.x.tucker_ranks(), feasible_n) << name;
+    EXPECT_EQ(fit.x.tt_ranks(), r) << name;
+    EXPECT_EQ(fit.notes, std::vector<std::string>{"Tucker rank 1 clipped from 9 to 6"}) << name;
+    // The clipping drops only singular values that are zero: x0's tensor, up to rounding of the SVDs.
+    if (iterations == 0) {
+      EXPECT_LT(relative_dense_error(fit.x, x0), 1e-12) << name;
+    }
+  };
+  for (std::size_t iterations : {0, 2}) {
+    t3k::GradientDescentOptions gd;
+    gd.common.max_iterations = iterations;
+    check(t3k::gradient_descent(space, problem, x0, gd), iterations, "gradient_descent");
+    t3k::NewtonCgOptions cg;
+    cg.common.max_iterations = iterations;
+    check(t3k::newton_cg(space, problem, x0, cg), iterations, "newton_cg");
+    t3k::McSgdOptions sgd;
+    sgd.common.max_iterations = iterations;
+    sgd.batch_size = 20;
+    check(t3k::mc_sgd(space, problem, x0, sgd), iterations, "mc_sgd");
+    t3k::AdamOptions adam;
+    adam.common.max_iterations = iterations;
+    adam.batch_size = 20;
+    check(t3k::adam(space, problem, x0, adam), iterations, "adam");
+  }
+}
+
 template <class C>
 class OptimizerTest : public ::testing::Test {};
 TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
@@ -983,6 +1021,9 @@ TYPED_TEST(OptimizerTest, StopWhenEndsEveryOptimizerWhereAsked) {
 TYPED_TEST(OptimizerTest, MinibatchFitsAreReproducible) { minibatch_fits_are_reproducible<TypeParam>(); }
 TYPED_TEST(OptimizerTest, ReusedBuffersGiveTheSameBits) { reused_buffers_give_the_same_bits<TypeParam>(); }
 TYPED_TEST(OptimizerTest, KeptLossStackGivesTheSameIterates) { kept_loss_stack_gives_the_same_iterates<TypeParam>(); }
+TYPED_TEST(OptimizerTest, InfeasibleRanksAreClippedOnceToTheFeasibleValue) {
+  infeasible_ranks_are_clipped_once_to_the_feasible_value<TypeParam>();
+}
 
 // One step of each first-order optimizer against its formula, in double and float.
 template <class C>

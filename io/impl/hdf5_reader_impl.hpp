@@ -54,6 +54,10 @@ struct Reader::Impl {
                            std::vector<std::size_t>& shape, ShardRange const* rows = nullptr,
                            bool finite = false) const;
 
+  /// Rows `rows` of the integer dataset `name` as doubles: every integer up to 2^53 in magnitude is one exactly, a
+  /// larger one is refused naming its index rather than rounded.
+  std::vector<double> integers_as_doubles(std::string const& name, ShardRange const& rows) const;
+
   /// The integers of `name` (all rows or `rows`), checked against `expected` (empty: any shape); any integer
   /// type converts exactly to int64 except unsigned values beyond its range, which are refused.
   std::vector<std::int64_t> read_integers(std::string const& name, std::vector<std::size_t> const& expected,

@@ -376,6 +376,16 @@ inline std::recursive_mutex& kernel_mutex() {
   return mutex;
 }
 
+/// Runs `f` (which must not touch Python objects) holding the kernel lock with the GIL released, in the one order
+/// every path takes: a thread that waited for the lock while holding the GIL would deadlock against a fit whose
+/// callback holds the lock and waits for the GIL.
+template <class F>
+void without_gil_locked(F&& f) {
+  nb::gil_scoped_release release;
+  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
+  f();
+}
+
 /// A fresh array (uninitialized) and its data.
 struct Output {
   nb::object array;
@@ -419,11 +429,10 @@ void copy_bytes_to_array(void* dst, void const* src, std::size_t bytes) {
     std::memcpy(dst, src, bytes);
   } else {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    // The GIL before the lock, as run_kernels: a fit's callback holds the lock and waits for the GIL.
-    nb::gil_scoped_release release;
-    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
-    Kokkos::deep_copy(Kokkos::View<char*, Memory, Unmanaged>(static_cast<char*>(dst), bytes),
-                      Kokkos::View<char const*, SourceMemory, Unmanaged>(static_cast<char const*>(src), bytes));
+    without_gil_locked([&] {
+      Kokkos::deep_copy(Kokkos::View<char*, Memory, Unmanaged>(static_cast<char*>(dst), bytes),
+                        Kokkos::View<char const*, SourceMemory, Unmanaged>(static_cast<char const*>(src), bytes));
+    });
   }
 }
 
@@ -449,10 +458,10 @@ inline nb::object host_copy(Array const& a) {
     std::memcpy(out.data, a.data(), a.nbytes());
   } else {
     using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
-    nb::gil_scoped_release release;  // before the lock, as in copy_bytes_to_array
-    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
-    Kokkos::deep_copy(Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>(static_cast<char*>(out.data), a.nbytes()),
-                      Kokkos::View<char const*, Memory, Unmanaged>(static_cast<char const*>(a.data()), a.nbytes()));
+    without_gil_locked([&] {
+      Kokkos::deep_copy(Kokkos::View<char*, Kokkos::HostSpace, Unmanaged>(static_cast<char*>(out.data), a.nbytes()),
+                        Kokkos::View<char const*, Memory, Unmanaged>(static_cast<char const*>(a.data()), a.nbytes()));
+    });
   }
   return out.array;
 }
@@ -539,10 +548,10 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
 /// kernels: the library's calls are asynchronous, and Python reads the results right after.
 template <class F>
 void run_kernels(F&& f) {
-  nb::gil_scoped_release release;
-  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
-  f();
-  ExecutionSpace().fence();
+  without_gil_locked([&] {
+    f();
+    ExecutionSpace().fence();
+  });
 }
 
 /// The flat index of the first entry of `a` (of dtype Scalar, in the module's memory) that is NaN or infinite, or

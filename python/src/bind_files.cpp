@@ -48,6 +48,15 @@ void refuse_existing(std::string const& file, bool overwrite, std::string const&
   }
 }
 
+/// Raises FileNotFoundError naming `where` and `file` when nothing is at `file`: a missing input is the commonest
+/// mistake, and the reader's OSError would bury the name in HDF5's wording.
+void require_existing(std::string const& file, std::string const& where) {
+  if (!nb::cast<bool>(nb::module_::import_("os").attr("path").attr("lexists")(file))) {
+    PyErr_SetString(PyExc_FileNotFoundError, (where + ": no such file: '" + file + "'").c_str());
+    throw nb::python_error();
+  }
+}
+
 // Files hold float64 on the host (docs/file-format.md): what is written is downloaded (device builds) and widened
 // (float32) on the way, and what is read is handed to the objects as NumPy arrays, which convert and upload it.
 
@@ -98,13 +107,12 @@ void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
 PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
   std::string const file = path_text(path, "t3k.load", "path");
   Dtype const dt = dtype_arg(dtype, "t3k.load");
+  require_existing(file, "t3k.load");
   t3k::io::HostT3 t3;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());  // the reader allocates Views
+  without_gil_locked([&] {  // the reader allocates Views
     t3k::io::require_regular_input(file, "path");
     t3 = t3k::io::Reader(file).read_t3();
-  }
+  });
   nb::list tucker, tt;
   for (std::size_t i = 0; i < t3.n_modes(); ++i) {
     tucker.append(numpy_of(t3.tucker_core(i)));
@@ -150,13 +158,12 @@ PyFittingProblem load_problem(nb::handle path, nb::handle weights, nb::handle dt
   std::string const file = path_text(path, where, "path");
   Dtype const dt = dtype_arg(dtype, where);
   std::string const weights_dataset = weights.is_none() ? std::string() : name_text(weights, where, "weights");
+  require_existing(file, where);
   t3k::io::FittingData data;
-  {
-    nb::gil_scoped_release release;
-    std::lock_guard<std::recursive_mutex> lock(kernel_mutex());  // the reader allocates Views
+  without_gil_locked([&] {  // the reader allocates Views
     t3k::io::require_regular_input(file, "path");
     data = t3k::io::read_fitting_data(t3k::io::Reader(file), weights_dataset);
-  }
+  });
   nb::object w = nb::none();
   if (!data.weights.empty()) {
     w = numpy_of(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
@@ -178,8 +185,9 @@ void bind_files(nb::module_& m) {
         "Raises FileExistsError when path exists and overwrite is False; OSError when it cannot be written.");
   m.def("load", &load, "path"_a, "dtype"_a = "float64",
         nb::sig("def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain"),
-        "Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises OSError\n"
-        "naming the file and the dataset when it is missing, unreadable or of the wrong shape.");
+        "Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises\n"
+        "FileNotFoundError naming the file when there is none; OSError naming the file and the dataset when it is\n"
+        "unreadable or of the wrong shape.");
   m.def("save_problem", &save_problem, "path"_a, "problem"_a, "overwrite"_a = false, "weights"_a = "/weights",
         nb::sig("def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bool = False, "
                 "weights: str = '/weights') -> None"),
@@ -192,8 +200,9 @@ void bind_files(nb::module_& m) {
         nb::sig("def load_problem(path: str | os.PathLike, weights: str | None = None, "
                 "dtype: numpy.typing.DTypeLike = 'float64') -> FittingProblem"),
         "Reads the input of a `t3k fit` data problem: /probes, /jets and, when `weights` names one, that dataset\n"
-        "of per-probe weights (each finite and >= 0), checked as `t3k fit` checks problem.data. Raises OSError\n"
-        "naming the file and the dataset when one is missing, unreadable or of the wrong shape.");
+        "of per-probe weights (each finite and >= 0), checked as `t3k fit` checks problem.data. Raises\n"
+        "FileNotFoundError naming the file when there is none; OSError naming the file and the dataset when one\n"
+        "is missing, unreadable or of the wrong shape.");
   m.attr("has_hdf5") = true;
 #else
   m.attr("has_hdf5") = false;

@@ -176,10 +176,18 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
   for (auto const& u : x0.tucker) x0_n.push_back(u.shape(1)), n.push_back(u.shape(0));
   for (auto const& g : x0.tt) r.push_back(g.shape(0));
   r.push_back(x0.tt.back().shape(2));
-  if (x0_n != n_big) {
-    fail(where + ": x0 has shape " + t3k::impl::shape_string(x0_n) + " but the problem's " +
-         t3k::to_string(problem.kind) + " have mode sizes " + t3k::impl::shape_string(n_big) +
-         "; x0 must have one mode per mode of the problem, of the same sizes");
+  if (x0_n.size() != n_big.size()) {
+    fail(where + ": x0 has d = " + std::to_string(x0_n.size()) + " modes (shape " + t3k::impl::shape_string(x0_n) +
+         ") but the problem's " + t3k::to_string(problem.kind) + " have " + std::to_string(n_big.size()) +
+         " (mode sizes " + t3k::impl::shape_string(n_big) + "); x0 must have one mode per mode of the problem");
+  }
+  for (std::size_t i = 0; i < n_big.size(); ++i) {
+    if (x0_n[i] == n_big[i]) continue;
+    // The core at fault, by name: the library would meet the mismatch first at the problem's arrays of mode i.
+    fail(where + ": x0.tucker_cores[" + std::to_string(i) + "] has shape [" + std::to_string(n[i]) + " x " +
+         std::to_string(x0_n[i]) + "], expected [" + std::to_string(n[i]) + " x " + std::to_string(n_big[i]) +
+         "]: the problem's " + t3k::to_string(problem.kind) + " have mode sizes " + t3k::impl::shape_string(n_big) +
+         " and x0 " + t3k::impl::shape_string(x0_n));
   }
   require_finite(x0.tucker, x0.dtype, where, "x0.tucker_cores", true);
   require_finite(x0.tt, x0.dtype, where, "x0.tt_cores", true);

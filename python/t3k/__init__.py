@@ -7,7 +7,9 @@ OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, the import sets OMP_WAIT_POLICY=passiv
 sleep instead of spinning on cores other work needs (docs/performance.md, "Running beside other work").
 """
 
+import difflib
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -107,6 +109,45 @@ class FitResult:
     validation_relative_residual: float = float("nan")
 
 
+def progress_printer(file: Any = None) -> Callable[[Dict[str, Any]], None]:
+    """A fit callback that prints one line per iteration, as `t3k fit` does when its output is not a terminal:
+    iteration, loss, relative residual, gradient norm, step, elapsed time and chunk size (then the validation
+    residual and the rank stage where there are some). file: where to write (default sys.stdout at each call),
+    flushed after every line. t3k.fit(..., verbose=True) uses it."""
+
+    def show(record: Dict[str, Any]) -> None:
+        line = (
+            f"iteration {record['iteration']} loss {record['loss']:.6e} "
+            f"relative_residual {record['relative_residual']:.6e} gradient_norm {record['gradient_norm']:.6e} "
+            f"step {record['step']:.6e} elapsed {record['elapsed_seconds']:.3f} s chunk {record['chunk_size']}"
+        )
+        validation = record.get("validation_relative_residual", float("nan"))
+        if validation == validation:  # not NaN
+            line += f" validation_relative_residual {validation:.6e}"
+        if record.get("rank_stage", 0) > 0:
+            line += f" rank_stage {record['rank_stage']}"
+        out = sys.stdout if file is None else file
+        print(line, file=out, flush=True)
+
+    return show
+
+
+def _check_option_names(optimizer: str, options: Dict[str, Any]) -> None:
+    """Refuses a misspelt option with the nearest known name, as `t3k fit` does for a configuration key. An unknown
+    optimizer (or one that is no str) is left to the extension, which names the optimizers."""
+    keys = _t3k._optimizer_keys()
+    if not isinstance(optimizer, str) or optimizer not in keys or not optimizer:
+        return
+    known = [k[0] for k in keys[""]] + [k[0] for k in keys[optimizer]]
+    known += ["validation_patience", "max_tucker_ranks", "max_tt_ranks"] + [k[0] for k in keys["continuation"]]
+    for key in options:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise ValueError(f"t3k.fit: {optimizer} has no option '{key}'{hint}; its options are {', '.join(known)}")
+
+
 def fit(
     problem: FittingProblem,
     x0: TuckerTensorTrain,
@@ -114,9 +155,22 @@ def fit(
     *,
     chunk_size: Union[int, str, None] = "auto",
     callback: Optional[Callable[[Dict[str, Any]], Any]] = None,
+    verbose: bool = False,
     **options: Any,
 ) -> FitResult:
     # The docstring is assembled below from the optimizers' key tables.
+    _check_option_names(optimizer, options)
+    if verbose:
+        printer = progress_printer()
+        if callback is None:
+            callback = printer
+        else:
+            user_callback = callback
+
+            def callback(record: Dict[str, Any]) -> Any:
+                printer(record)
+                return user_callback(record)
+
     return FitResult(**_t3k._fit(problem, x0, optimizer, chunk_size, callback, options))
 
 
@@ -142,6 +196,7 @@ def _fit_doc() -> str:
         "callback: called after every iteration (iteration 0 is x0) with that iteration's record (a dict as in\n"
         "    FitResult.history). Returning True, or raising StopIteration, stops the fit there: fit returns that\n"
         "    point with reason 'stopped by the callback at iteration N'. Other exceptions propagate.\n"
+        "verbose: print one line per iteration, as `t3k fit` does (t3k.progress_printer(), called before callback).\n"
         "Ctrl-C (KeyboardInterrupt) stops the fit between iterations: the kernels of the current iteration finish,\n"
         "    then KeyboardInterrupt is raised out of fit. The GIL is released while the kernels run.\n\n"
         "**options: the optimizer keys of the configuration file, with the same names, defaults and ranges.\n"
@@ -297,6 +352,7 @@ __all__ = [
     "probe_derivatives",
     "probe_derivatives_transpose",
     "probes",
+    "progress_printer",
     "reduction_block_size",
     "save",
     "save_problem",

@@ -411,8 +411,9 @@ def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False)
 
 def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain:
     """
-    Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises OSError
-    naming the file and the dataset when it is missing, unreadable or of the wrong shape.
+    Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises
+    FileNotFoundError naming the file when there is none; OSError naming the file and the dataset when it is
+    unreadable or of the wrong shape.
     """
 
 def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bool = False, weights: str = '/weights') -> None:
@@ -427,8 +428,9 @@ def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bo
 def load_problem(path: str | os.PathLike, weights: str | None = None, dtype: numpy.typing.DTypeLike = 'float64') -> FittingProblem:
     """
     Reads the input of a `t3k fit` data problem: /probes, /jets and, when `weights` names one, that dataset
-    of per-probe weights (each finite and >= 0), checked as `t3k fit` checks problem.data. Raises OSError
-    naming the file and the dataset when one is missing, unreadable or of the wrong shape.
+    of per-probe weights (each finite and >= 0), checked as `t3k fit` checks problem.data. Raises
+    FileNotFoundError naming the file when there is none; OSError naming the file and the dataset when one
+    is missing, unreadable or of the wrong shape.
     """
 
 has_hdf5: bool = True

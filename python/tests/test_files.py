@@ -56,8 +56,11 @@ def test_save_never_replaces_a_file_unless_asked(rng, tmp_path):
 
 
 def test_unreadable_files_are_named(tmp_path):
-    with pytest.raises(OSError, match="missing.h5"):
-        t3k.load(tmp_path / "missing.h5")
+    missing = tmp_path / "missing.h5"
+    for load in (t3k.load, t3k.load_problem):
+        with pytest.raises(FileNotFoundError) as caught:
+            load(missing)
+        assert str(caught.value) == f"t3k.{load.__name__}: no such file: '{missing}'"
     with h5py.File(tmp_path / "no_t3.h5", "w") as f:
         f["probes/w/0"] = np.zeros((2, 3))
     with pytest.raises(OSError, match="no_t3.h5.*/t3"):
@@ -140,3 +143,30 @@ def test_save_problem_and_load_problem_keep_every_array_bitwise(rng, tmp_path):
         f["probes/w/0"], f["probes/p/0"] = np.zeros((2, 3)), np.zeros((2, 3))
     with pytest.raises(OSError, match="no_jets.h5: /jets"):
         t3k.load_problem(tmp_path / "no_jets.h5")
+
+
+
+def test_integer_datasets_are_read_as_the_numbers_they_hold(rng, tmp_path):
+    # The same integer values stored as float64 and as integers of several types give the same problem.
+    shape = (4, 5, 3)
+    ww = [rng.integers(-3, 4, size=(7, n)) for n in shape]
+    pp = [rng.integers(0, 3, size=(7, n)) for n in shape]
+    targets = [rng.integers(-9, 10, size=(7, 2, n)) for n in shape]
+    expected = t3k.FittingProblem([w.astype(float) for w in ww], [p.astype(float) for p in pp],
+                                  [y.astype(float) for y in targets])
+    for dtype in (np.int32, np.int64, np.int8):
+        with h5py.File(tmp_path / "ints.h5", "w") as f:
+            for i in range(3):
+                f[f"probes/w/{i}"] = ww[i].astype(dtype)
+                f[f"probes/p/{i}"] = pp[i].astype(dtype)
+                f[f"jets/{i}"] = targets[i].astype(dtype)
+        back = t3k.load_problem(tmp_path / "ints.h5")
+        for a, b in zip(back.ww + back.pp + back.targets, expected.ww + expected.pp + expected.targets):
+            np.testing.assert_array_equal(a, b)
+    with h5py.File(tmp_path / "ints.h5", "a") as f:
+        big = ww[1].astype(np.int64)
+        big[2, 3] = 2**53 + 1  # the first integer float64 cannot hold
+        del f["probes/w/1"]
+        f["probes/w/1"] = big
+    with pytest.raises(OSError, match=r"/probes/w/1\[2, 3\] = 9007199254740993 is past 2\^53"):
+        t3k.load_problem(tmp_path / "ints.h5")

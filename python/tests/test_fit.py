@@ -183,7 +183,7 @@ def test_a_problem_that_does_not_fit_the_model_is_named(rng, planted):
     with raises("t3k.FittingProblem", "weights"):
         t3k.FittingProblem(ww, pp, targets, weights=np.ones(5))
     other = t3k.TuckerTensorTrain.random((4, 5, 4), TUCKER_RANKS, TT_RANKS)
-    with raises("t3k.fit", "x0 has shape [4 x 5 x 4]", "[4 x 5 x 3]"):
+    with raises("t3k.fit: x0.tucker_cores[2] has shape [2 x 4], expected [2 x 3]", "[4 x 5 x 3]"):
         t3k.fit(problem, other)
 
 
@@ -233,3 +233,73 @@ def test_a_requested_chunk_size_is_reported_as_it_runs():
     assert asked.chunk_size == expected
     assert [r["chunk_size"] for r in asked.history] == [expected] * len(asked.history)
     assert [r["loss"] for r in asked.history] == [r["loss"] for r in direct.history]
+
+
+def test_verbose_prints_a_line_per_iteration_with_the_record(planted, capsys):
+    _, problem, x0 = planted
+    seen = []
+    result = t3k.fit(problem, x0, "gradient_descent", max_iterations=3, verbose=True, callback=seen.append)
+
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(result.history) == len(seen)
+    for line, record in zip(lines, result.history):
+        fields = line.split()
+        assert fields[:2] == ["iteration", str(record["iteration"])]
+        assert float(fields[fields.index("loss") + 1]) == pytest.approx(record["loss"], rel=1e-6)
+        assert float(fields[fields.index("relative_residual") + 1]) == pytest.approx(
+            record["relative_residual"], rel=1e-6
+        )
+
+
+def test_progress_printer_writes_to_the_file_given(planted, tmp_path):
+    _, problem, x0 = planted
+    with open(tmp_path / "progress.txt", "w") as out:
+        result = t3k.fit(problem, x0, "newton_cg", max_iterations=2, callback=t3k.progress_printer(out))
+    lines = (tmp_path / "progress.txt").read_text().splitlines()
+    assert [int(line.split()[1]) for line in lines] == [r["iteration"] for r in result.history]
+
+
+def test_a_misspelt_option_gets_the_nearest_name(planted):
+    _, problem, x0 = planted
+    with raises("t3k.fit: newton_cg has no option 'max_iteration'", "(did you mean 'max_iterations'?)"):
+        t3k.fit(problem, x0, "newton_cg", max_iteration=3)
+    with raises("gradient_descent has no option 'zzz'; its options are"):
+        t3k.fit(problem, x0, "gradient_descent", zzz=3)
+
+
+def test_a_callback_waiting_for_a_thread_that_computes_does_not_deadlock(tmp_path):
+    # The callback starts a thread that computes probes (taking the kernel lock the fit holds) and lets it run
+    # into that lock; the fit's later callbacks need the GIL, which the waiting thread must not hold. A deadlock
+    # would hang, so the fit runs in a child process with a time limit.
+    script = textwrap.dedent(
+        """
+        import threading, time
+        import numpy as np
+        import t3k
+
+        truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
+        problem = t3k.FittingProblem.planted(truth, n_probes=40, order=0, seed=4)
+        ww = [np.ascontiguousarray(w) for w in problem.ww]
+        expected = t3k.probes(truth, ww)
+        got, threads = [], []
+
+        def work():
+            got.append(t3k.probes(truth, ww))
+
+        def callback(record):
+            if record["iteration"] == 0:
+                threads.append(threading.Thread(target=work))
+                threads[0].start()
+                time.sleep(0.2)  # the thread now waits for the kernel lock
+
+        x0 = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=5)
+        result = t3k.fit(problem, x0, "gradient_descent", max_iterations=3, tol_gradient=0, callback=callback)
+        threads[0].join()
+        assert len(result.history) >= 2
+        assert all(np.array_equal(a, b) for a, b in zip(got[0], expected))
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("ok")

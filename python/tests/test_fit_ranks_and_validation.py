@@ -145,3 +145,20 @@ def test_bad_validation_and_continuation_options_are_named(noisy):
     other = t3k.FittingProblem.planted(truth, n_probes=10, order=0, seed=1)
     with raises("t3k.FittingProblem: validation must be a FittingProblem of the same", "K = 1", "K = 0"):
         t3k.FittingProblem(problem.ww, problem.pp, problem.targets, validation=other)
+
+
+@pytest.mark.parametrize("optimizer", ["newton_cg", "gradient_descent", "mc_sgd", "adam"])
+@pytest.mark.parametrize("iterations", [0, 2])
+def test_infeasible_ranks_are_clipped_once_and_reported_as_run(noisy, optimizer, iterations):
+    # Tucker rank 1 of 9 exceeds N_1 = 5 and r_1 r_2 = 4: the fit runs at, returns and reports 4.
+    _, problem = noisy
+    x0 = t3k.TuckerTensorTrain.random(SHAPE, (2, 9, 2), TT_RANKS, seed=5)
+    result = t3k.fit(problem, x0, optimizer, max_iterations=iterations)
+
+    assert result.x.tucker_ranks == [2, 4, 2]
+    assert result.x.tt_ranks == list(TT_RANKS)
+    assert result.notes == ["Tucker rank 1 clipped from 9 to 4"]
+    if iterations == 0:
+        # The clipping drops only zero singular values: the result is x0's tensor.
+        dense = x0.to_dense()
+        assert np.linalg.norm(result.x.to_dense() - dense) <= 1e-12 * np.linalg.norm(dense)

@@ -196,7 +196,7 @@ def test_a_batch_size_larger_than_the_probes_is_refused(setting):
 def test_an_x0_with_another_number_of_modes_is_named_x0(setting):
     _, ww, pp, targets = setting
     x4 = t3k.TuckerTensorTrain.random(SHAPE + (2,), (2, 2, 2, 2), (1, 2, 2, 2, 1))
-    with raises(ValueError, "t3k.fit", "x0 has shape [3 x 4 x 5 x 2]", "[3 x 4 x 5]"):
+    with raises(ValueError, "t3k.fit", "x0 has d = 4 modes (shape [3 x 4 x 5 x 2])", "have 3 (mode sizes [3 x 4 x 5])"):
         t3k.fit(t3k.FittingProblem(ww, pp, targets), x4)
 
 
