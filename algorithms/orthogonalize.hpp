@@ -42,13 +42,13 @@ struct HostT3Cores {
 template <class Scalar>
 HostMatrix<Scalar> host_matrix(std::size_t rows, std::size_t cols) {
   HostMatrix<Scalar> m(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::host_matrix"), rows, cols);
-  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, "t3k::host_matrix::zero", m, Scalar(0));
+  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, m, Scalar(0));
   return m;
 }
 template <class Scalar>
 HostCore<Scalar> host_core(std::size_t a, std::size_t n, std::size_t b) {
   HostCore<Scalar> g(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::host_core"), a, n, b);
-  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, "t3k::host_core::zero", g, Scalar(0));
+  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, g, Scalar(0));
   return g;
 }
 

@@ -63,8 +63,8 @@ T3Variation<Scalar, MemorySpace> transpose_result(ExecutionSpace const& space, s
     out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tt_" + std::to_string(i)),
                         n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
     if (summed || w == 0) {
-      fill_contiguous(space, "t3k::probe_derivatives_transpose::zero", out.tucker[i], Scalar(0));
-      fill_contiguous(space, "t3k::probe_derivatives_transpose::zero", out.tt[i], Scalar(0));
+      fill_contiguous(space, out.tucker[i], Scalar(0));
+      fill_contiguous(space, out.tt[i], Scalar(0));
     }
   }
   return out;

@@ -25,7 +25,7 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
   auto const rx = x.tt_ranks();
   auto const ry = y.tt_ranks();
   V2 m(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::m"), rx[0], ry[0]);
-  impl::fill_contiguous(space, "t3k::inner_product::ones", m, Scalar(1));
+  impl::fill_contiguous(space, m, Scalar(1));
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     auto ux = x.tucker_core(i);
     auto uy = y.tucker_core(i);

@@ -84,7 +84,7 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
   // PL_0 = ones (1 x rY_0); PL_{i+1}[b,e] = sum_{a,u} L_i[a,u,b] T[a,u,e], T[a,u,e] = sum_c PL_i[a,c] Gm_i[c,u,e].
   std::vector<V2> pl(d);
   pl[0] = V2(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::project_onto_tangent_space::left"), 1, ry[0]);
-  impl::fill_contiguous(space, "t3k::project_onto_tangent_space::ones", pl[0], Scalar(1));
+  impl::fill_contiguous(space, pl[0], Scalar(1));
   for (std::size_t i = 0; i + 1 < d; ++i) {
     auto p = pl[i];
     auto g = gm[i];
@@ -114,7 +114,7 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
   std::vector<V2> pr(d + 1);
   pr[d] =
       V2(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::project_onto_tangent_space::right"), 1, ry[d]);
-  impl::fill_contiguous(space, "t3k::project_onto_tangent_space::ones", pr[d], Scalar(1));
+  impl::fill_contiguous(space, pr[d], Scalar(1));
   for (std::size_t i = d; i-- > 0;) {
     auto p = pr[i + 1];
     auto g = gm[i];

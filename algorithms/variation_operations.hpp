@@ -187,7 +187,7 @@ Kokkos::View<Scalar*, MemorySpace> variation_dots_device(ExecutionSpace const& s
                                                          std::size_t t_end) {
   auto out = allocate_uninitialized<Kokkos::View<Scalar*, MemorySpace>>(space, "t3k::variation_dot::partial_sums",
                                                                         t_end - t_begin);
-  fill_contiguous(space, "t3k::variation_dot::zero_partial_sums", out, Scalar(0));
+  fill_contiguous(space, out, Scalar(0));
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     accumulate_core_dots<ExecutionSpace, Scalar, MemorySpace>(space, "t3k::variation_dot::tucker", x.tucker[i],
                                                               y.tucker[i], int(t_begin), int(t_end), out);

@@ -49,8 +49,8 @@ T3Variation<Scalar, MemorySpace> zero_variation(ExecutionSpace const& space,
     v.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::variation::tt_" + std::to_string(i)),
                       n_stack, rl[i], nu[i], rr[i + 1]);
     // Zeroed through the small-kernel dispatch: Kokkos' own initialization is a launch even for a few entries.
-    impl::fill_contiguous(space, "t3k::variation::zero", v.tucker.back(), Scalar(0));
-    impl::fill_contiguous(space, "t3k::variation::zero", v.tt.back(), Scalar(0));
+    impl::fill_contiguous(space, v.tucker.back(), Scalar(0));
+    impl::fill_contiguous(space, v.tt.back(), Scalar(0));
   }
   return v;
 }

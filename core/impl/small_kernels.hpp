@@ -122,16 +122,19 @@ void for_each_index(ExecutionSpace const& space, char const* label, int const (&
   }
 }
 
-/// Sets every entry of the contiguous View `v` to `value` through for_each_index (instead of deep_copy, whose fill
-/// is a launch of its own on host spaces).
+/// Sets every entry of the contiguous View `v` to `value`: on the calling thread where runs_inline says so for its
+/// size, otherwise Kokkos::deep_copy(space, v, value) (a fill kernel, or a memset for zeros where Kokkos has one).
 template <class ExecutionSpace, class View>
-void fill_contiguous(ExecutionSpace const& space, char const* label, View const& v,
-                     typename View::const_value_type& value) {
+void fill_contiguous(ExecutionSpace const& space, View const& v, typename View::const_value_type& value) {
   T3K_DEBUG_ASSERT(v.span_is_contiguous());
-  auto* const data = v.data();
-  auto const x = value;
-  for_each_index(
-      space, label, {int(v.size())}, 1, KOKKOS_LAMBDA(int i) { data[i] = x; });
+  if constexpr (may_run_inline<ExecutionSpace>()) {
+    if (runs_inline<ExecutionSpace>(v.size())) {
+      auto* const data = v.data();
+      for (std::size_t e = 0; e < v.size(); ++e) data[e] = value;
+      return;
+    }
+  }
+  Kokkos::deep_copy(space, v, value);
 }
 
 }  // namespace impl
