@@ -8,6 +8,7 @@
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
@@ -33,15 +34,15 @@ void gauge_project_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
     auto ui = frame.up_tucker(i);
     int const n_o = int(vi.extent(1)), n_j = int(vi.extent(2)), n_u = int(ui.extent(0));
     V3 w = allocate_uninitialized<V3>(space, "t3k::gauge_project::tucker_coefficients", n, n_o, n_u);
-    Kokkos::parallel_for(
-        "t3k::gauge_project::tucker_coefficients", Policy3<ExecutionSpace>(space, {0, 0, 0}, {n, n_o, n_u}),
+    for_each_index(
+        space, "t3k::gauge_project::tucker_coefficients", {n, n_o, n_u}, std::size_t(n_j),
         KOKKOS_LAMBDA(int t, int o, int u) {
           Scalar acc = 0;
           for (int j = 0; j < n_j; ++j) acc += vi(t, o, j) * ui(u, j);
           w(t, o, u) = acc;
         });
-    Kokkos::parallel_for(
-        "t3k::gauge_project::tucker_subtract", Policy3<ExecutionSpace>(space, {0, 0, 0}, {n, n_o, n_j}),
+    for_each_index(
+        space, "t3k::gauge_project::tucker_subtract", {n, n_o, n_j}, std::size_t(n_u),
         KOKKOS_LAMBDA(int t, int o, int j) {
           Scalar acc = 0;
           for (int u = 0; u < n_u; ++u) acc += w(t, o, u) * ui(u, j);
@@ -53,16 +54,16 @@ void gauge_project_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
     auto li = frame.left_tt(i);
     int const r_a = int(hi.extent(1)), r_b = int(hi.extent(3)), r_c = int(li.extent(2));
     V3 m = allocate_uninitialized<V3>(space, "t3k::gauge_project::tt_coefficients", n, r_c, r_b);
-    Kokkos::parallel_for(
-        "t3k::gauge_project::tt_coefficients", Policy3<ExecutionSpace>(space, {0, 0, 0}, {n, r_c, r_b}),
+    for_each_index(
+        space, "t3k::gauge_project::tt_coefficients", {n, r_c, r_b}, std::size_t(r_a) * std::size_t(n_u),
         KOKKOS_LAMBDA(int t, int c, int b) {
           Scalar acc = 0;
           for (int a = 0; a < r_a; ++a)
             for (int u = 0; u < n_u; ++u) acc += li(a, u, c) * hi(t, a, u, b);
           m(t, c, b) = acc;
         });
-    Kokkos::parallel_for(
-        "t3k::gauge_project::tt_subtract", Policy3<ExecutionSpace>(space, {0, 0, 0}, {n, r_a * n_u, r_b}),
+    for_each_index(
+        space, "t3k::gauge_project::tt_subtract", {n, r_a * n_u, r_b}, std::size_t(r_c),
         KOKKOS_LAMBDA(int t, int au, int b) {
           int const a = au / n_u, u = au % n_u;
           Scalar acc = 0;

@@ -17,6 +17,7 @@
 #include "t3k/algorithms/impl/host/host_lapack.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
 
@@ -37,13 +38,18 @@ struct HostT3Cores {
   std::size_t d() const { return g.size(); }
 };
 
+// Zeroed through the small-kernel dispatch: Kokkos' own initialization is a launch even for a few entries.
 template <class Scalar>
 HostMatrix<Scalar> host_matrix(std::size_t rows, std::size_t cols) {
-  return HostMatrix<Scalar>(Kokkos::view_alloc("t3k::host_matrix"), rows, cols);
+  HostMatrix<Scalar> m(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::host_matrix"), rows, cols);
+  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, m, Scalar(0));
+  return m;
 }
 template <class Scalar>
 HostCore<Scalar> host_core(std::size_t a, std::size_t n, std::size_t b) {
-  return HostCore<Scalar>(Kokkos::view_alloc("t3k::host_core"), a, n, b);
+  HostCore<Scalar> g(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::host_core"), a, n, b);
+  fill_contiguous(Kokkos::DefaultHostExecutionSpace{}, g, Scalar(0));
+  return g;
 }
 
 /// Host copies of the cores of `x` (never aliases of x's Views). **Blocking:** yes (fences `space`).

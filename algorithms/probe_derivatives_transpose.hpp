@@ -11,6 +11,7 @@
 #include "t3k/algorithms/impl/transpose_workspace.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/communicator.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/impl/workspace.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
@@ -62,8 +63,8 @@ T3Variation<Scalar, MemorySpace> transpose_result(ExecutionSpace const& space, s
     out.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, where + "::tt_" + std::to_string(i)),
                         n_stack, sh.rl[i], sh.nu[i], sh.rr[i + 1]);
     if (summed || w == 0) {
-      Kokkos::deep_copy(space, out.tucker[i], Scalar(0));
-      Kokkos::deep_copy(space, out.tt[i], Scalar(0));
+      fill_contiguous(space, out.tucker[i], Scalar(0));
+      fill_contiguous(space, out.tt[i], Scalar(0));
     }
   }
   return out;

@@ -3,6 +3,7 @@
 /// Inner product, norm, sum and scaling of T3s without forming dense tensors.
 
 #include "t3k/algorithms/impl/jet_kernels.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
 #include "t3k/core/uniform_tucker_tensor_train.hpp"
@@ -24,7 +25,7 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
   auto const rx = x.tt_ranks();
   auto const ry = y.tt_ranks();
   V2 m(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::m"), rx[0], ry[0]);
-  Kokkos::deep_copy(space, m, Scalar(1));
+  impl::fill_contiguous(space, m, Scalar(1));
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     auto ux = x.tucker_core(i);
     auto uy = y.tucker_core(i);
@@ -33,18 +34,16 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
     int const nx = int(ux.extent(0)), ny = int(uy.extent(0)), nj = int(ux.extent(1));
     int const ax = int(rx[i]), ay = int(ry[i]), bx = int(rx[i + 1]), by = int(ry[i + 1]);
     V2 gram(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::gram"), nx, ny);
-    Kokkos::parallel_for(
-        "t3k::inner_product::gram", impl::Policy2<ExecutionSpace>(space, {0, 0}, {nx, ny}),
-        KOKKOS_LAMBDA(int p, int q) {
+    impl::for_each_index(
+        space, "t3k::inner_product::gram", {nx, ny}, std::size_t(nj), KOKKOS_LAMBDA(int p, int q) {
           Scalar acc = 0;
           for (int j = 0; j < nj; ++j) acc += ux(p, j) * uy(q, j);
           gram(p, q) = acc;
         });
     // T[a', u, b'] = sum_{u'} gram[u, u'] GY[a', u', b']
     V3 t(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::t"), ay, nx, by);
-    Kokkos::parallel_for(
-        "t3k::inner_product::t", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {ay, nx, by}),
-        KOKKOS_LAMBDA(int a2, int p, int b2) {
+    impl::for_each_index(
+        space, "t3k::inner_product::t", {ay, nx, by}, std::size_t(ny), KOKKOS_LAMBDA(int a2, int p, int b2) {
           Scalar acc = 0;
           for (int q = 0; q < ny; ++q) acc += gram(p, q) * gy(a2, q, b2);
           t(a2, p, b2) = acc;
@@ -52,17 +51,16 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
     // Q[a, u, b'] = sum_{a'} M[a, a'] T[a', u, b']
     V3 qv(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::q"), ax, nx, by);
     auto mm = m;
-    Kokkos::parallel_for(
-        "t3k::inner_product::q", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {ax, nx, by}),
-        KOKKOS_LAMBDA(int a, int p, int b2) {
+    impl::for_each_index(
+        space, "t3k::inner_product::q", {ax, nx, by}, std::size_t(ay), KOKKOS_LAMBDA(int a, int p, int b2) {
           Scalar acc = 0;
           for (int a2 = 0; a2 < ay; ++a2) acc += mm(a, a2) * t(a2, p, b2);
           qv(a, p, b2) = acc;
         });
     // M'[b, b'] = sum_{a, u} G[a, u, b] Q[a, u, b']
     V2 next(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::inner_product::m"), bx, by);
-    Kokkos::parallel_for(
-        "t3k::inner_product::m", impl::Policy2<ExecutionSpace>(space, {0, 0}, {bx, by}), KOKKOS_LAMBDA(int b, int b2) {
+    impl::for_each_index(
+        space, "t3k::inner_product::m", {bx, by}, std::size_t(ax) * std::size_t(nx), KOKKOS_LAMBDA(int b, int b2) {
           Scalar acc = 0;
           for (int a = 0; a < ax; ++a)
             for (int p = 0; p < nx; ++p) acc += gx(a, p, b) * qv(a, p, b2);
@@ -93,9 +91,8 @@ TuckerTensorTrain<Scalar, MemorySpace> scale(ExecutionSpace const& space,
                                              TuckerTensorTrain<Scalar, MemorySpace> const& x, Scalar alpha) {
   auto y = deep_copy_t3(space, x);
   auto g = y.tt_core(0);
-  Kokkos::parallel_for(
-      "t3k::scale",
-      impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(g.extent(0)), int(g.extent(1)), int(g.extent(2))}),
+  impl::for_each_index(
+      space, "t3k::scale", {int(g.extent(0)), int(g.extent(1)), int(g.extent(2))}, 1,
       KOKKOS_LAMBDA(int a, int u, int b) { g(a, u, b) *= alpha; });
   return y;
 }
@@ -126,9 +123,8 @@ TuckerTensorTrain<Scalar, MemorySpace> add(ExecutionSpace const& space, TuckerTe
     auto gx = x.tt_core(i);
     auto gy = y.tt_core(i);
     int const ax = int(rx[i]), bx = int(rx[i + 1]), px = int(nx[i]);
-    Kokkos::parallel_for(
-        "t3k::add::tt", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {int(r[i]), int(n[i]), int(r[i + 1])}),
-        KOKKOS_LAMBDA(int a, int u, int b) {
+    impl::for_each_index(
+        space, "t3k::add::tt", {int(r[i]), int(n[i]), int(r[i + 1])}, 1, KOKKOS_LAMBDA(int a, int u, int b) {
           Scalar v = 0;
           if (a < ax && u < px && b < bx) v = gx(a, u, b);
           if (a >= ax && u >= px && b >= bx) v = gy(a - ax, u - px, b - bx);

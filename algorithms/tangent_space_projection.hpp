@@ -8,6 +8,7 @@
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
@@ -62,17 +63,17 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
     int const n_u = int(nu[i]), n_y = int(ny[i]), n_j = int(ui.extent(1));
     int const r_c = int(ry[i]), r_e = int(ry[i + 1]);
     auto m = impl::allocate_uninitialized<V2>(space, "t3k::project_onto_tangent_space::tucker_gram", n_u, n_y);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::tucker_gram", impl::Policy2<ExecutionSpace>(space, {0, 0}, {n_u, n_y}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::tucker_gram", {n_u, n_y}, std::size_t(n_j),
         KOKKOS_LAMBDA(int u, int q) {
           Scalar acc = 0;
           for (int j = 0; j < n_j; ++j) acc += ui(u, j) * uy(q, j);
           m(u, q) = acc;
         });
     auto g = impl::allocate_uninitialized<V3>(space, "t3k::project_onto_tangent_space::projected_core", r_c, n_u, r_e);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::projected_core",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_c, n_u, r_e}), KOKKOS_LAMBDA(int c, int u, int e) {
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::projected_core", {r_c, n_u, r_e}, std::size_t(n_y),
+        KOKKOS_LAMBDA(int c, int u, int e) {
           Scalar acc = 0;
           for (int q = 0; q < n_y; ++q) acc += gy(c, q, e) * m(u, q);
           g(c, u, e) = acc;
@@ -83,23 +84,23 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
   // PL_0 = ones (1 x rY_0); PL_{i+1}[b,e] = sum_{a,u} L_i[a,u,b] T[a,u,e], T[a,u,e] = sum_c PL_i[a,c] Gm_i[c,u,e].
   std::vector<V2> pl(d);
   pl[0] = V2(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::project_onto_tangent_space::left"), 1, ry[0]);
-  Kokkos::deep_copy(space, pl[0], Scalar(1));
+  impl::fill_contiguous(space, pl[0], Scalar(1));
   for (std::size_t i = 0; i + 1 < d; ++i) {
     auto p = pl[i];
     auto g = gm[i];
     auto li = frame.left_tt(i);
     int const r_a = int(rl[i]), r_b = int(rl[i + 1]), n_u = int(nu[i]), r_c = int(ry[i]), r_e = int(ry[i + 1]);
     auto tmp = impl::allocate_uninitialized<V3>(space, "t3k::project_onto_tangent_space::left_partial", r_a, n_u, r_e);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::left_partial",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_a, n_u, r_e}), KOKKOS_LAMBDA(int a, int u, int e) {
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::left_partial", {r_a, n_u, r_e}, std::size_t(r_c),
+        KOKKOS_LAMBDA(int a, int u, int e) {
           Scalar acc = 0;
           for (int c = 0; c < r_c; ++c) acc += p(a, c) * g(c, u, e);
           tmp(a, u, e) = acc;
         });
     auto next = impl::allocate_uninitialized<V2>(space, "t3k::project_onto_tangent_space::left", r_b, r_e);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::left", impl::Policy2<ExecutionSpace>(space, {0, 0}, {r_b, r_e}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::left", {r_b, r_e}, std::size_t(r_a) * std::size_t(n_u),
         KOKKOS_LAMBDA(int b, int e) {
           Scalar acc = 0;
           for (int a = 0; a < r_a; ++a)
@@ -113,15 +114,15 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
   std::vector<V2> pr(d + 1);
   pr[d] =
       V2(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::project_onto_tangent_space::right"), 1, ry[d]);
-  Kokkos::deep_copy(space, pr[d], Scalar(1));
+  impl::fill_contiguous(space, pr[d], Scalar(1));
   for (std::size_t i = d; i-- > 0;) {
     auto p = pr[i + 1];
     auto g = gm[i];
     int const r_b = int(rr[i + 1]), n_u = int(nu[i]), r_c = int(ry[i]), r_e = int(ry[i + 1]);
     auto q = impl::allocate_uninitialized<V3>(space, "t3k::project_onto_tangent_space::right_partial", r_c, n_u, r_b);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::right_partial",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_c, n_u, r_b}), KOKKOS_LAMBDA(int c, int u, int b) {
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::right_partial", {r_c, n_u, r_b}, std::size_t(r_e),
+        KOKKOS_LAMBDA(int c, int u, int b) {
           Scalar acc = 0;
           for (int e = 0; e < r_e; ++e) acc += g(c, u, e) * p(b, e);
           q(c, u, b) = acc;
@@ -130,9 +131,9 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
     auto left = pl[i];
     auto h = Kokkos::subview(out.tt[i], 0, Kokkos::ALL, Kokkos::ALL, Kokkos::ALL);
     int const r_a = int(rl[i]);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::tt_variation",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_a, n_u, r_b}), KOKKOS_LAMBDA(int a, int u, int b) {
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::tt_variation", {r_a, n_u, r_b}, std::size_t(r_c),
+        KOKKOS_LAMBDA(int a, int u, int b) {
           Scalar acc = 0;
           for (int c = 0; c < r_c; ++c) acc += left(a, c) * q(c, u, b);
           h(a, u, b) = acc;
@@ -141,8 +142,8 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
     auto ri = frame.right_tt(i);
     int const r_a_right = int(rr[i]);
     auto next = impl::allocate_uninitialized<V2>(space, "t3k::project_onto_tangent_space::right", r_a_right, r_c);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::right", impl::Policy2<ExecutionSpace>(space, {0, 0}, {r_a_right, r_c}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::right", {r_a_right, r_c}, std::size_t(n_u) * std::size_t(r_b),
         KOKKOS_LAMBDA(int a, int c) {
           Scalar acc = 0;
           for (int u = 0; u < n_u; ++u)
@@ -164,24 +165,24 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
     int const n_y = int(ny[i]), n_o = int(oi.extent(1)), n_j = int(uy.extent(1));
     auto a_core =
         impl::allocate_uninitialized<V3>(space, "t3k::project_onto_tangent_space::outer_right", r_c, n_y, r_b);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::outer_right",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_c, n_y, r_b}), KOKKOS_LAMBDA(int c, int q, int b) {
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::outer_right", {r_c, n_y, r_b}, std::size_t(r_e),
+        KOKKOS_LAMBDA(int c, int q, int b) {
           Scalar acc = 0;
           for (int e = 0; e < r_e; ++e) acc += gy(c, q, e) * right(b, e);
           a_core(c, q, b) = acc;
         });
     auto b_core = impl::allocate_uninitialized<V3>(space, "t3k::project_onto_tangent_space::outer_left", r_a, n_y, r_b);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::outer_left", impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {r_a, n_y, r_b}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::outer_left", {r_a, n_y, r_b}, std::size_t(r_c),
         KOKKOS_LAMBDA(int a, int q, int b) {
           Scalar acc = 0;
           for (int c = 0; c < r_c; ++c) acc += left(a, c) * a_core(c, q, b);
           b_core(a, q, b) = acc;
         });
     auto w = impl::allocate_uninitialized<V2>(space, "t3k::project_onto_tangent_space::outer", n_o, n_y);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::outer", impl::Policy2<ExecutionSpace>(space, {0, 0}, {n_o, n_y}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::outer", {n_o, n_y}, std::size_t(r_a) * std::size_t(r_b),
         KOKKOS_LAMBDA(int o, int q) {
           Scalar acc = 0;
           for (int a = 0; a < r_a; ++a)
@@ -189,8 +190,8 @@ T3Variation<Scalar, MemorySpace> project_onto_tangent_space(ExecutionSpace const
           w(o, q) = acc;
         });
     auto vt = Kokkos::subview(out.tucker[i], 0, Kokkos::ALL, Kokkos::ALL);
-    Kokkos::parallel_for(
-        "t3k::project_onto_tangent_space::tucker_variation", impl::Policy2<ExecutionSpace>(space, {0, 0}, {n_o, n_j}),
+    impl::for_each_index(
+        space, "t3k::project_onto_tangent_space::tucker_variation", {n_o, n_j}, std::size_t(n_y),
         KOKKOS_LAMBDA(int o, int j) {
           Scalar acc = 0;
           for (int q = 0; q < n_y; ++q) acc += w(o, q) * uy(q, j);

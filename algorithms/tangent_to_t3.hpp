@@ -7,6 +7,7 @@
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
@@ -67,8 +68,8 @@ TuckerTensorTrain<Scalar, MemorySpace> tangent_to_t3(ExecutionSpace const& space
         space, "t3k::tangent_to_t3::tucker_core_" + std::to_string(i), std::size_t(n_u + n_o), std::size_t(n_j));
     auto ui = frame.up_tucker(i);
     auto vi = v.tucker[i];
-    Kokkos::parallel_for(
-        "t3k::tangent_to_t3::tucker_core", impl::Policy2<ExecutionSpace>(space, {0, 0}, {n_u + n_o, n_j}),
+    impl::for_each_index(
+        space, "t3k::tangent_to_t3::tucker_core", {n_u + n_o, n_j}, 1,
         KOKKOS_LAMBDA(int q, int j) { u_out(q, j) = q < n_u ? ui(q, j) : vi(ts, q - n_u, j); });
 
     auto g_out = impl::allocate_uninitialized<typename T3::tt_core_type>(
@@ -78,9 +79,8 @@ TuckerTensorTrain<Scalar, MemorySpace> tangent_to_t3(ExecutionSpace const& space
     auto li = frame.left_tt(i);
     auto oi = frame.outer_tt(i);
     auto hi = v.tt[i];
-    Kokkos::parallel_for(
-        "t3k::tangent_to_t3::tt_core",
-        impl::Policy3<ExecutionSpace>(space, {0, 0, 0}, {left_r + left_l, n_u + n_o, right_r + right_l}),
+    impl::for_each_index(
+        space, "t3k::tangent_to_t3::tt_core", {left_r + left_l, n_u + n_o, right_r + right_l}, 1,
         KOKKOS_LAMBDA(int a, int q, int b) {
           bool const a_in_r = a < left_r;
           bool const b_in_r = b < right_r;

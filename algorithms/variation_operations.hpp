@@ -11,6 +11,7 @@
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/host_random.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
@@ -36,11 +37,6 @@ struct VariationSpaceCheck {
                 "t3k: the variation's memory space is not accessible from the execution space");
   static constexpr bool value = true;
 };
-
-template <class ExecutionSpace>
-using VariationPolicy4 =
-    Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<4, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
-                          Kokkos::IndexType<int>>;
 
 /// Throws DimensionMismatch unless x and y have the same number of cores and the same core shapes.
 template <class Scalar, class MemorySpace>
@@ -92,10 +88,8 @@ void axpy_variation_core(ExecutionSpace const& space, char const* label, Scalar 
                          typename T3Variation<Scalar, MemorySpace>::tucker_type const& x,
                          typename T3Variation<Scalar, MemorySpace>::tucker_type const& y) {
   int const n0 = int(x.extent(0)), n1 = int(x.extent(1)), n2 = int(x.extent(2));
-  if (n0 == 0 || n1 == 0 || n2 == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {n0, n1, n2}),
-      KOKKOS_LAMBDA(int t, int o, int j) { y(t, o, j) += alpha * x(t, o, j); });
+  for_each_index(
+      space, label, {n0, n1, n2}, 1, KOKKOS_LAMBDA(int t, int o, int j) { y(t, o, j) += alpha * x(t, o, j); });
 }
 
 /// The same over a rank-4 core (stack, a, u, b).
@@ -104,9 +98,8 @@ void axpy_variation_core(ExecutionSpace const& space, char const* label, Scalar 
                          typename T3Variation<Scalar, MemorySpace>::tt_type const& x,
                          typename T3Variation<Scalar, MemorySpace>::tt_type const& y) {
   int const n0 = int(x.extent(0)), n1 = int(x.extent(1)), n2 = int(x.extent(2)), n3 = int(x.extent(3));
-  if (n0 == 0 || n1 == 0 || n2 == 0 || n3 == 0) return;
-  Kokkos::parallel_for(
-      label, VariationPolicy4<ExecutionSpace>(space, {0, 0, 0, 0}, {n0, n1, n2, n3}),
+  for_each_index(
+      space, label, {n0, n1, n2, n3}, 1,
       KOKKOS_LAMBDA(int t, int a, int u, int b) { y(t, a, u, b) += alpha * x(t, a, u, b); });
 }
 
@@ -115,10 +108,8 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 void scale_variation_core(ExecutionSpace const& space, char const* label, Scalar alpha,
                           typename T3Variation<Scalar, MemorySpace>::tucker_type const& x) {
   int const n0 = int(x.extent(0)), n1 = int(x.extent(1)), n2 = int(x.extent(2));
-  if (n0 == 0 || n1 == 0 || n2 == 0) return;
-  Kokkos::parallel_for(
-      label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {n0, n1, n2}),
-      KOKKOS_LAMBDA(int t, int o, int j) { x(t, o, j) *= alpha; });
+  for_each_index(
+      space, label, {n0, n1, n2}, 1, KOKKOS_LAMBDA(int t, int o, int j) { x(t, o, j) *= alpha; });
 }
 
 /// x <- alpha x over a rank-4 core.
@@ -126,10 +117,8 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 void scale_variation_core(ExecutionSpace const& space, char const* label, Scalar alpha,
                           typename T3Variation<Scalar, MemorySpace>::tt_type const& x) {
   int const n0 = int(x.extent(0)), n1 = int(x.extent(1)), n2 = int(x.extent(2)), n3 = int(x.extent(3));
-  if (n0 == 0 || n1 == 0 || n2 == 0 || n3 == 0) return;
-  Kokkos::parallel_for(
-      label, VariationPolicy4<ExecutionSpace>(space, {0, 0, 0, 0}, {n0, n1, n2, n3}),
-      KOKKOS_LAMBDA(int t, int a, int u, int b) { x(t, a, u, b) *= alpha; });
+  for_each_index(
+      space, label, {n0, n1, n2, n3}, 1, KOKKOS_LAMBDA(int t, int a, int u, int b) { x(t, a, u, b) *= alpha; });
 }
 
 /// Entries per block of the two-stage dot products below. Each block is summed sequentially, then the blocks of a
@@ -143,9 +132,8 @@ void add_block_sums(ExecutionSpace const& space,
                     Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace> const& partial,
                     Kokkos::View<Scalar*, MemorySpace> const& out) {
   int const n_blocks = int(partial.extent(1));
-  Kokkos::parallel_for(
-      "t3k::variation_dot::add_blocks", Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(partial.extent(0))),
-      KOKKOS_LAMBDA(int t) {
+  for_each_index(
+      space, "t3k::variation_dot::add_blocks", {int(partial.extent(0))}, std::size_t(n_blocks), KOKKOS_LAMBDA(int t) {
         Scalar acc = out(t);
         for (int c = 0; c < n_blocks; ++c) acc += partial(t, c);
         out(t) = acc;
@@ -179,8 +167,8 @@ void accumulate_core_dots(ExecutionSpace const& space, char const* label, CoreVi
   int const n_blocks = (size + block - 1) / block;
   auto partial = allocate_uninitialized<Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>>(
       space, "t3k::variation_dot::block_sums", t_end - t_begin, n_blocks);
-  Kokkos::parallel_for(
-      label, Policy2<ExecutionSpace>(space, {0, 0}, {t_end - t_begin, n_blocks}), KOKKOS_LAMBDA(int s, int c) {
+  for_each_index(
+      space, label, {t_end - t_begin, n_blocks}, std::size_t(min_of(size, block)), KOKKOS_LAMBDA(int s, int c) {
         int const t = t_begin + s;
         int const k_end = min_of(size, (c + 1) * block);
         Scalar acc = 0;
@@ -197,8 +185,9 @@ Kokkos::View<Scalar*, MemorySpace> variation_dots_device(ExecutionSpace const& s
                                                          T3Variation<Scalar, MemorySpace> const& x,
                                                          T3Variation<Scalar, MemorySpace> const& y, std::size_t t_begin,
                                                          std::size_t t_end) {
-  Kokkos::View<Scalar*, MemorySpace> out(Kokkos::view_alloc(space, "t3k::variation_dot::partial_sums"),
-                                         t_end - t_begin);
+  auto out = allocate_uninitialized<Kokkos::View<Scalar*, MemorySpace>>(space, "t3k::variation_dot::partial_sums",
+                                                                        t_end - t_begin);
+  fill_contiguous(space, out, Scalar(0));
   for (std::size_t i = 0; i < x.n_modes(); ++i) {
     accumulate_core_dots<ExecutionSpace, Scalar, MemorySpace>(space, "t3k::variation_dot::tucker", x.tucker[i],
                                                               y.tucker[i], int(t_begin), int(t_end), out);

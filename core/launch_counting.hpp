@@ -4,8 +4,9 @@
 /// callbacks. On a GPU each costs microseconds of latency, so the counts say how near a call is to launch-bound;
 /// tests and benchmarks use them to check that launches do not grow with the reduction blocks of a chunk.
 ///
-/// Kernels that host backends run as plain loops inside row ranges (t3k/algorithms/impl/host/host_blocks.hpp) are
-/// not launches and are not seen; count on device backends or with the device code paths on a host space.
+/// Kernels that host backends run as plain loops inside row ranges (t3k/algorithms/impl/host/host_blocks.hpp), and
+/// kernels too small to pay for a parallel region (t3k/core/impl/small_kernels.hpp), are not launches and are not
+/// seen; count on device backends or with the device code paths on a host space.
 
 #include "t3k/core/impl/kokkos_compat.hpp"
 

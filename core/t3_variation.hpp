@@ -6,6 +6,7 @@
 
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 
 #include <cstddef>
@@ -42,10 +43,14 @@ T3Variation<Scalar, MemorySpace> zero_variation(ExecutionSpace const& space,
   auto const rl = frame.left_ranks();
   auto const rr = frame.right_ranks();
   for (std::size_t i = 0; i < frame.n_modes(); ++i) {
-    v.tucker.emplace_back(Kokkos::view_alloc(space, "t3k::variation::tucker_" + std::to_string(i)), n_stack, no[i],
-                          big_n[i]);
-    v.tt.emplace_back(Kokkos::view_alloc(space, "t3k::variation::tt_" + std::to_string(i)), n_stack, rl[i], nu[i],
-                      rr[i + 1]);
+    v.tucker.emplace_back(
+        Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::variation::tucker_" + std::to_string(i)), n_stack,
+        no[i], big_n[i]);
+    v.tt.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::variation::tt_" + std::to_string(i)),
+                      n_stack, rl[i], nu[i], rr[i + 1]);
+    // Zeroed through the small-kernel dispatch: Kokkos' own initialization is a launch even for a few entries.
+    impl::fill_contiguous(space, v.tucker.back(), Scalar(0));
+    impl::fill_contiguous(space, v.tt.back(), Scalar(0));
   }
   return v;
 }

@@ -31,7 +31,7 @@ template <class ExecutionSpace, class EntryFunctor>
 void for_each_jet_entry(ExecutionSpace const& space, char const* label, int rows, int l, int n, EntryFunctor const& f) {
   if (rows == 0 || l == 0 || n == 0) return;
   if constexpr (runs_on_host<ExecutionSpace>()) {
-    parallel_for_rows(space, label, rows * l, JetRowsOf<EntryFunctor>{f, l, n});
+    parallel_for_rows(space, label, rows * l, std::size_t(n), JetRowsOf<EntryFunctor>{f, l, n});
   } else {
     Kokkos::parallel_for(label, Policy3<ExecutionSpace>(space, {0, 0, 0}, {rows, l, n}), f);
   }
@@ -90,7 +90,7 @@ void pack_jet_rows(ExecutionSpace const& space, char const* label, PackEntry con
   int const rows = int(f.out.extent(0)), l = int(f.out.extent(1)), n = int(f.out.extent(2));
   if constexpr (runs_on_host<ExecutionSpace>()) {
     if (rows > 0 && l > 0 && n > 0 && f.source_rows_contiguous()) {
-      parallel_for_rows(space, label, rows * l, CopyJetRows<PackEntry>{f, l, n});
+      parallel_for_rows(space, label, rows * l, std::size_t(n), CopyJetRows<PackEntry>{f, l, n});
       return;
     }
   }

@@ -21,6 +21,7 @@
 
 #include "t3k/core/impl/jet_views.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 
 #include <cstddef>
 #include <type_traits>
@@ -145,6 +146,18 @@ void parallel_for_rows(ExecutionSpace const& space, char const* label, int n, Fu
     return;
   }
   Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), f);
+}
+
+/// parallel_for_rows for a kernel of `work_per_index` units per index (small_kernels.hpp): also on the calling
+/// thread, without a launch, where the whole kernel is too small to pay for a parallel region (runs_inline).
+template <class ExecutionSpace, class Functor>
+void parallel_for_rows(ExecutionSpace const& space, char const* label, int n, std::size_t work_per_index,
+                       Functor const& f) {
+  if (runs_inline<ExecutionSpace>(std::size_t(n) * work_per_index)) {
+    for (int i = 0; i < n; ++i) f(i);
+    return;
+  }
+  parallel_for_rows(space, label, n, f);
 }
 
 /// Narrowest column slab for_each_column_slab_on_host_threads hands a thread, and the multiple its slab edges fall

@@ -1,0 +1,212 @@
+// The small-kernel dispatch (t3k/core/impl/small_kernels.hpp): on Serial and OpenMP, kernels whose work is below
+// the threshold run as plain loops on the calling thread. They must visit every index once, give the same bits as
+// when launched, and launch nothing; spaces that always launch (device backends, host spaces on the device code
+// paths) must launch exactly as with the threshold at 0.
+#include "frame_reference.hpp"
+#include "test_devices.hpp"
+
+#include "t3k/algorithms/gauge_projection.hpp"
+#include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/tangent_to_t3.hpp"
+#include "t3k/algorithms/variation_operations.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
+#include "t3k/core/launch_counting.hpp"
+#include "t3k/optimizers/newton_cg.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace {
+
+using namespace t3k_test;
+
+constexpr std::size_t every_kernel_launched = 0;
+constexpr std::size_t no_kernel_launched = std::numeric_limits<std::size_t>::max();
+
+/// Sets the small-kernel threshold for its lifetime.
+class ThresholdScope {
+ public:
+  explicit ThresholdScope(std::size_t threshold) : previous_(t3k::impl::set_inline_work_threshold(threshold)) {}
+  ~ThresholdScope() { t3k::impl::set_inline_work_threshold(previous_); }
+  ThresholdScope(ThresholdScope const&) = delete;
+  ThresholdScope& operator=(ThresholdScope const&) = delete;
+
+ private:
+  std::size_t previous_;
+};
+
+/// Adds e + 1 to entry e (the row-major position of the index) at every index of the extents: an index visited twice
+/// or never leaves another value than e + 1.
+template <class C, std::size_t R>
+std::vector<double> visit_counts(int const (&extents)[R]) {
+  typename C::execution_space space;
+  std::size_t size = 1;
+  for (int e : extents) size *= std::size_t(e);
+  Kokkos::View<double*, typename C::memory_space> v("visits", size);
+  int n[4] = {1, 1, 1, 1};
+  for (std::size_t r = 0; r < R; ++r) n[4 - R + r] = extents[r];
+  auto const code = [=] KOKKOS_FUNCTION(int i, int j, int k, int l) { return ((i * n[1] + j) * n[2] + k) * n[3] + l; };
+  if constexpr (R == 1) {
+    t3k::impl::for_each_index(
+        space, "t3k_test::visits", extents, 1, KOKKOS_LAMBDA(int l) { v(code(0, 0, 0, l)) += code(0, 0, 0, l) + 1; });
+  } else if constexpr (R == 2) {
+    t3k::impl::for_each_index(
+        space, "t3k_test::visits", extents, 1,
+        KOKKOS_LAMBDA(int k, int l) { v(code(0, 0, k, l)) += code(0, 0, k, l) + 1; });
+  } else if constexpr (R == 3) {
+    t3k::impl::for_each_index(
+        space, "t3k_test::visits", extents, 1,
+        KOKKOS_LAMBDA(int j, int k, int l) { v(code(0, j, k, l)) += code(0, j, k, l) + 1; });
+  } else {
+    t3k::impl::for_each_index(
+        space, "t3k_test::visits", extents, 1,
+        KOKKOS_LAMBDA(int i, int j, int k, int l) { v(code(i, j, k, l)) += code(i, j, k, l) + 1; });
+  }
+  space.fence();
+  return flat_host(v);
+}
+
+template <class C, std::size_t R>
+void expect_every_index_once(int const (&extents)[R]) {
+  for (std::size_t threshold : {every_kernel_launched, no_kernel_launched}) {
+    ThresholdScope scope(threshold);
+    auto const v = visit_counts<C>(extents);
+    for (std::size_t e = 0; e < v.size(); ++e) {
+      ASSERT_EQ(v[e], double(e + 1)) << "rank " << R << ", entry " << e << ", threshold " << threshold;
+    }
+  }
+}
+
+// Odd extents, size 1 and a rank-1 range, launched and on the calling thread.
+template <class C>
+void for_each_index_visits_every_index_once() {
+  expect_every_index_once<C>({7});
+  expect_every_index_once<C>({3, 5});
+  expect_every_index_once<C>({2, 1, 5});
+  expect_every_index_once<C>({3, 2, 1, 5});
+  expect_every_index_once<C>({1});
+}
+
+template <class View>
+std::vector<std::uint64_t> bits_of(View const& v) {
+  auto const h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v);
+  std::vector<std::uint64_t> out;
+  auto const* p = h.data();
+  for (std::size_t e = 0; e < h.span(); ++e) {
+    double const x = double(p[e]);
+    std::uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    out.push_back(b);
+  }
+  return out;
+}
+
+template <class S, class M>
+std::vector<std::uint64_t> bits_of(t3k::TuckerTensorTrain<S, M> const& x) {
+  std::vector<std::uint64_t> out;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    for (auto b : bits_of(x.tucker_core(i))) out.push_back(b);
+    for (auto b : bits_of(x.tt_core(i))) out.push_back(b);
+  }
+  return out;
+}
+
+struct FitBits {
+  std::vector<std::uint64_t> model;
+  std::vector<double> losses;
+  std::vector<std::size_t> ranks;
+};
+
+// A rank-continuation newton_cg fit at small ranks (every routed kernel: variation axpys, scales and dots, gauge
+// projections, retractions, frames, J and J^T) from rank 1, in the given threshold.
+template <class C>
+FitBits small_fit(std::size_t threshold) {
+  using S = typename C::scalar_type;
+  ThresholdScope scope(threshold);
+  typename C::execution_space space;
+  auto const truth = t3k::random_t3<S>(space, {4, 5, 3, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 41);
+  auto const problem = t3k::make_planted_problem(space, truth, 90, 1, 0.0, 42);
+  auto const x0 = t3k::random_t3<S>(space, {4, 5, 3, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 43);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 12;
+  o.common.continuation.max_tucker_ranks = {3, 3, 3, 3};
+  o.common.continuation.max_tt_ranks = {1, 3, 3, 3, 1};
+  o.common.continuation.stage_iterations = 4;
+  o.cg_max_iterations = 20;
+  auto const fit = t3k::newton_cg(space, problem, x0, o);
+  FitBits out;
+  out.model = bits_of(fit.x);
+  for (auto const& h : fit.history) out.losses.push_back(h.loss);
+  out.ranks = fit.x.tucker_ranks();
+  return out;
+}
+
+template <class C>
+void fit_is_bitwise_the_same_inline_and_launched() {
+  auto const launched = small_fit<C>(every_kernel_launched);
+  auto const inline_run = small_fit<C>(no_kernel_launched);
+  auto const by_default = small_fit<C>(t3k::impl::default_inline_work_threshold);
+  ASSERT_GT(launched.losses.size(), 2u) << "the fit must take steps";
+  EXPECT_EQ(launched.ranks, inline_run.ranks);
+  EXPECT_EQ(launched.losses, inline_run.losses) << "every loss of the history, bitwise";
+  EXPECT_EQ(launched.model, inline_run.model) << "the fitted cores, bitwise";
+  EXPECT_EQ(launched.losses, by_default.losses);
+  EXPECT_EQ(launched.model, by_default.model);
+}
+
+// The operations a fit runs most often (docs/performance.md, "Running beside other work"), on a variation of a few
+// dozen entries per core.
+template <class C>
+std::int64_t small_operation_launches(std::size_t threshold) {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  ThresholdScope scope(threshold);
+  typename C::execution_space space;
+  auto const f = random_frame<S, Mem>(space, frame_shape_cases()[0], 51);
+  auto const x = random_variation_for_test(space, f, 1, 52);
+  auto const y = random_variation_for_test(space, f, 1, 53);
+  space.fence();
+  t3k::LaunchCounter counter;
+  auto z = t3k::zero_variation<S>(space, f, 1);
+  t3k::axpy_variation(space, S(0.5), x, z);
+  t3k::scale_variation(space, S(2), z);
+  double const dot = double(t3k::variation_dot(space, y, z));
+  t3k::gauge_project_in_place(space, f, z);
+  auto const t3 = t3k::tangent_to_t3(space, f, z);
+  space.fence();
+  std::int64_t const kernels = counter.kernels();
+  EXPECT_EQ(dot, double(t3k::variation_dot(space, y, x))) << "z = x (0.5 then 2 are exact)";
+  EXPECT_EQ(t3.n_modes(), f.n_modes());
+  return kernels;
+}
+
+template <class C>
+void small_operations_launch_no_kernel() {
+  using Space = typename C::execution_space;
+  std::int64_t const launched = small_operation_launches<C>(every_kernel_launched);
+  std::int64_t const by_default = small_operation_launches<C>(t3k::impl::default_inline_work_threshold);
+  // zero, axpy, scale and tangent_to_t3: 2 per mode; the dot: 2 per core and one fill; the projection: 4 per mode,
+  // 2 for the last.
+  std::int64_t const d = std::int64_t(frame_shape_cases()[0].big_n.size());
+  EXPECT_GE(launched, 4 * 2 * d + 2 * 2 * d + 1 + 4 * d - 2) << "the counter must see every launched kernel";
+  if (t3k::impl::may_run_inline<Space>()) {
+    EXPECT_EQ(by_default, 0) << "kernels of a few dozen entries run on the calling thread";
+  } else {
+    EXPECT_EQ(by_default, launched) << "this space launches every kernel whatever the threshold";
+  }
+}
+
+template <class C>
+class SmallKernelTest : public ::testing::Test {};
+TYPED_TEST_SUITE(SmallKernelTest, DoubleConfigs);
+
+TYPED_TEST(SmallKernelTest, ForEachIndexVisitsEveryIndexOnce) { for_each_index_visits_every_index_once<TypeParam>(); }
+TYPED_TEST(SmallKernelTest, FitIsBitwiseTheSameInlineAndLaunched) {
+  fit_is_bitwise_the_same_inline_and_launched<TypeParam>();
+}
+TYPED_TEST(SmallKernelTest, SmallOperationsLaunchNoKernel) { small_operations_launch_no_kernel<TypeParam>(); }
+
+}  // namespace
