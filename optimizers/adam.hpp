@@ -5,6 +5,7 @@
 
 #include "t3k/algorithms/tangent_space_projection.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
+#include "t3k/optimizers/iteration_tail.hpp"
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
 #include "t3k/optimizers/rank_continuation.hpp"
@@ -111,8 +112,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     }
     session.record(space, 0, x, true, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
-  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
-  auto const make_checkpoint = [&](std::size_t it) {
+  auto tail = impl::iteration_tail(session, checkpoint, [&](std::size_t it) {
     auto c = impl::begin_checkpoint("adam", it, x, result.history);
     c.scalars = {{"alpha", alpha}, {"full_loss", full_loss}, {"g0", g0}};
     c.sampler_state = sampler.save();
@@ -120,7 +120,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     c.second_moments = second;
     session.save(c);
     return c;
-  };
+  });
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (session.stop_requested()) break;
@@ -171,18 +171,10 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
         full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
       }
     }
-    auto const& rec = session.record(space, it, x, evaluated, full_loss, gnorm, step, scale * eval.loss);
-    checkpoints.periodic(it, make_checkpoint);
-    if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
-      result.reason = "non-finite loss";
-      break;
-    }
     // No decrease or step test: the full loss is evaluated only every eval_every steps.
-    if (session.stop_after(rec, g0, 0, 0)) break;
+    if (tail.end_iteration(space, it, x, {evaluated, full_loss, gnorm, step, 0, scale * eval.loss}, g0, 0)) break;
   }
-  checkpoints.at_stop(result.history, make_checkpoint);
-  session.finish(x);
-  return std::move(result);
+  return tail.finish(x);
 }
 
 }  // namespace t3k

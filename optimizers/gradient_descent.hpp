@@ -2,6 +2,8 @@
 /// \file gradient_descent.hpp
 /// Riemannian gradient descent with Armijo backtracking (docs/math.md).
 
+#include "t3k/optimizers/armijo_line_search.hpp"
+#include "t3k/optimizers/iteration_tail.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
 #include "t3k/optimizers/rank_continuation.hpp"
 
@@ -26,7 +28,6 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
   auto& result = session.result;
   ChunkSize const chunk = session.chunk;
-  double const eps = std::numeric_limits<Scalar>::epsilon();
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "gradient_descent");
@@ -48,13 +49,12 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     g0 = gnorm;
     session.record(space, 0, point.x, true, point.eval.loss, gnorm, 0);
   }
-  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
-  auto const make_checkpoint = [&](std::size_t it) {
+  auto tail = impl::iteration_tail(session, checkpoint, [&](std::size_t it) {
     auto c = impl::begin_checkpoint("gradient_descent", it, point.x, result.history);
     c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}};
     session.save(c);
     return c;
-  };
+  });
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (session.stop_requested()) break;
@@ -75,38 +75,22 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
       double const curvature = double(variation_dot(space, g, gg));
       alpha = curvature > 0 ? gnorm * gnorm / curvature : 1.0;
     }
-    bool accepted = false;
-    impl::FitPoint<Scalar, MemorySpace> trial;
-    for (std::size_t b = 0; b <= options.max_backtracks; ++b) {
-      auto x_new = retract(space, point.frame, impl::scaled(space, g, -alpha));
-      auto eval = evaluate_loss(space, problem, x_new, session.spare_residual);
-      if (std::isfinite(eval.loss) && eval.loss <= point.eval.loss - options.armijo_c1 * alpha * gnorm * gnorm) {
-        trial.x = x_new;
-        trial.eval = eval;
-        accepted = true;
-        break;
-      }
-      alpha *= 0.5;
-    }
-    if (!accepted) {
-      result.converged = impl::decrease_at_rounding_level(point.eval.loss, alpha * gnorm * gnorm, eps);
-      result.reason = result.converged ? "line search stalled at rounding level" : "line search failed";
+    auto search = impl::armijo_backtracking(space, problem, point, g, -1.0, alpha, -gnorm * gnorm, options.armijo_c1,
+                                            options.max_backtracks, session.spare_residual);
+    if (!search.accepted) {
+      impl::end_at_failed_line_search(result, point.eval.loss, session.keeper.zero_loss, alpha * gnorm * gnorm);
       break;
     }
     double const previous = point.eval.loss;
-    double const step = alpha * gnorm;
-    trial.frame = orthogonal_frame(space, trial.x);
+    double const step = search.alpha * gnorm;
+    search.point.frame = orthogonal_frame(space, search.point.x);
     session.spare_residual = point.eval.residual;  // overwritten by the next line search
-    point = std::move(trial);
+    point = std::move(search.point);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
-    auto const& rec = session.record(space, it, point.x, true, point.eval.loss, gnorm, step);
-    checkpoints.periodic(it, make_checkpoint);
-    if (session.stop_after(rec, g0, previous, x0_norm)) break;
+    if (tail.end_iteration(space, it, point.x, {true, point.eval.loss, gnorm, step, previous}, g0, x0_norm)) break;
   }
-  checkpoints.at_stop(result.history, make_checkpoint);
-  session.finish(point.x);
-  return std::move(result);
+  return tail.finish(point.x);
 }
 
 }  // namespace t3k

@@ -2,6 +2,7 @@
 /// \file mc_sgd.hpp
 /// Minibatch (Monte Carlo) stochastic Riemannian gradient descent over the probe set (docs/math.md).
 
+#include "t3k/optimizers/iteration_tail.hpp"
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
 #include "t3k/optimizers/rank_continuation.hpp"
@@ -102,14 +103,13 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     }
     session.record(space, 0, x, true, full_loss, std::numeric_limits<double>::quiet_NaN(), 0);  // no gradient at x0
   }
-  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
-  auto const make_checkpoint = [&](std::size_t it) {
+  auto tail = impl::iteration_tail(session, checkpoint, [&](std::size_t it) {
     auto c = impl::begin_checkpoint("mc_sgd", it, x, result.history);
     c.scalars = {{"full_loss", full_loss}, {"alpha0", alpha0}, {"g0", g0}};
     c.sampler_state = sampler.save();
     session.save(c);
     return c;
-  };
+  });
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (session.stop_requested()) break;
@@ -129,18 +129,12 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     if (evaluated) {
       full_loss = full_loss_at(space, problem, x, options.keep_loss_stack, loss_stack);
     }
-    auto const& rec = session.record(space, it, x, evaluated, full_loss, gnorm, alpha * gnorm, scale * eval.loss);
-    checkpoints.periodic(it, make_checkpoint);
-    if (!std::isfinite(rec.loss) || !std::isfinite(gnorm)) {
-      result.reason = "non-finite loss";
+    // No decrease or step test: the full loss is evaluated only every eval_every steps.
+    if (tail.end_iteration(space, it, x, {evaluated, full_loss, gnorm, alpha * gnorm, 0, scale * eval.loss}, g0, 0)) {
       break;
     }
-    // No decrease or step test: the full loss is evaluated only every eval_every steps.
-    if (session.stop_after(rec, g0, 0, 0)) break;
   }
-  checkpoints.at_stop(result.history, make_checkpoint);
-  session.finish(x);
-  return std::move(result);
+  return tail.finish(x);
 }
 
 }  // namespace t3k

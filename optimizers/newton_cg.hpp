@@ -2,6 +2,8 @@
 /// \file newton_cg.hpp
 /// Riemannian Gauss-Newton with conjugate gradients on the tangent space (docs/math.md).
 
+#include "t3k/optimizers/armijo_line_search.hpp"
+#include "t3k/optimizers/iteration_tail.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
 #include "t3k/optimizers/rank_continuation.hpp"
 
@@ -27,9 +29,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
   auto const& o = options.common;
   impl::FitSession<Scalar, MemorySpace> session(space, problem, x0, o, problem.n_global_probes());
   auto& result = session.result;
-  auto& keeper = session.keeper;
   ChunkSize const chunk = session.chunk;
-  double const eps = std::numeric_limits<Scalar>::epsilon();
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "newton_cg");
@@ -56,13 +56,12 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
       lambda = options.lambda_rel * double(variation_dot(space, g, gg)) / (gnorm * gnorm);
     }
   }
-  impl::CheckpointWriter<Scalar, MemorySpace> checkpoints(checkpoint);
-  auto const make_checkpoint = [&](std::size_t it) {
+  auto tail = impl::iteration_tail(session, checkpoint, [&](std::size_t it) {
     auto c = impl::begin_checkpoint("newton_cg", it, point.x, result.history);
     c.scalars = {{"x0_norm", x0_norm}, {"g0", g0}, {"lambda", lambda}};
     session.save(c);
     return c;
-  };
+  });
   result.reason = "maximum iterations reached";
   for (std::size_t it = first; it <= o.max_iterations; ++it) {
     if (session.stop_requested()) break;
@@ -106,45 +105,27 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
       double const dn = double(variation_norm(space, delta));
       predicted = -slope - 0.5 * (double(variation_dot(space, delta, gd)) + lambda * dn * dn);
     }
-    // Armijo backtracking on the retraction.
-    double alpha = 1;
-    bool accepted = false;
-    impl::FitPoint<Scalar, MemorySpace> trial;
-    for (std::size_t b = 0; b <= options.max_backtracks; ++b) {
-      auto x_new = retract(space, point.frame, impl::scaled(space, delta, alpha));
-      auto eval = evaluate_loss(space, problem, x_new, session.spare_residual);
-      if (std::isfinite(eval.loss) && eval.loss <= point.eval.loss + options.armijo_c1 * alpha * slope) {
-        trial.x = x_new;
-        trial.eval = eval;
-        accepted = true;
-        break;
-      }
-      alpha *= 0.5;
-    }
-    if (!accepted) {
-      result.converged = impl::decrease_at_rounding_level(point.eval.loss, -slope, eps) ||
-                         point.eval.loss <= 100 * eps * eps * keeper.zero_loss;
-      result.reason = result.converged ? "line search stalled at rounding level" : "line search failed";
+    auto search = impl::armijo_backtracking(space, problem, point, delta, 1.0, 1.0, slope, options.armijo_c1,
+                                            options.max_backtracks, session.spare_residual);
+    if (!search.accepted) {
+      impl::end_at_failed_line_search(result, point.eval.loss, session.keeper.zero_loss, -slope);
       break;
     }
+    auto& trial = search.point;
     if (options.levenberg_marquardt && predicted > 0) {
       double const gain = (point.eval.loss - trial.eval.loss) / predicted;
       lambda = gain > 0.75 ? lambda / 3 : gain < 0.25 ? lambda * 2 : lambda;
     }
     double const previous = point.eval.loss;
-    double const step = alpha * double(variation_norm(space, delta));
+    double const step = search.alpha * double(variation_norm(space, delta));
     trial.frame = orthogonal_frame(space, trial.x);
     session.spare_residual = point.eval.residual;  // overwritten by the next line search
     point = std::move(trial);
     g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
-    auto const& rec = session.record(space, it, point.x, true, point.eval.loss, gnorm, step);
-    checkpoints.periodic(it, make_checkpoint);
-    if (session.stop_after(rec, g0, previous, x0_norm)) break;
+    if (tail.end_iteration(space, it, point.x, {true, point.eval.loss, gnorm, step, previous}, g0, x0_norm)) break;
   }
-  checkpoints.at_stop(result.history, make_checkpoint);
-  session.finish(point.x);
-  return std::move(result);
+  return tail.finish(point.x);
 }
 
 }  // namespace t3k

@@ -450,8 +450,5 @@ class CheckpointWriter {
   std::size_t written_;
 };
 
-/// A decrease this small relative to the loss is rounding noise: a line search that cannot beat it has converged.
-inline bool decrease_at_rounding_level(double loss, double decrease, double eps) { return decrease <= 10 * eps * loss; }
-
 }  // namespace impl
 }  // namespace t3k

@@ -15,6 +15,10 @@ namespace t3k {
 
 struct IterationRecord;  // optimizer_common.hpp
 
+/// RankContinuation::rank_rtol where it is left automatic: a singular value below a millionth of the largest counts
+/// as unused.
+inline constexpr double default_rank_rtol = 1e-6;
+
 /// Rank continuation (docs/math.md, rank continuation): the fit starts at x0's ranks and grows them stage by stage up
 /// to the maximum ranks. Off while max_tucker_ranks is empty (the fit keeps x0's ranks).
 struct RankContinuation {
@@ -25,8 +29,10 @@ struct RankContinuation {
   /// gradient_descent; mc_sgd and adam run each stage to stage_iterations).
   double stage_tol_decrease = 1e-2;
   /// A rank is in use when its singular value exceeds rank_rtol times the largest one of its unfolding; only ranks
-  /// all of whose values are in use grow, and unused ones are dropped when the continuation ends.
-  double rank_rtol = 1e-6;
+  /// all of whose values are in use grow, and unused ones are dropped when the continuation ends. 0 (default):
+  /// automatic, default_rank_rtol, except for a drop that would cost a tolerance the fit met: that one keeps every
+  /// value above min(default_rank_rtol, tol_relative_residual / 10) (docs/math.md, rank continuation).
+  double rank_rtol = 0;
   std::size_t rank_step = 1;  ///< ranks added to a growing mode or bond per step
   /// \return whether the continuation is on (max_tucker_ranks given)
   bool enabled() const { return !max_tucker_ranks.empty(); }

@@ -74,8 +74,37 @@ std::size_t ranks_in_use(std::vector<Scalar> const& sigma, double rtol) {
   return k;
 }
 
+/// The relative threshold below which a singular value counts as unused: rank_rtol, or default_rank_rtol where it
+/// is automatic (0).
+inline double in_use_rank_rtol(RankContinuation const& c) { return c.rank_rtol > 0 ? c.rank_rtol : default_rank_rtol; }
+
+/// The final drop of unused ranks (docs/math.md, rank continuation, end): singular values below rank_rtol of the
+/// largest (default_rank_rtol where it is automatic). Automatic and with a stage that met tol_relative_residual, a drop
+/// that would lift the relative residual above ten times the tolerance removed part of the tensor the data holds,
+/// which polishing at the smaller ranks cannot win back: the threshold is then min(default_rank_rtol, tolerance / 10),
+/// which moves the model by about a tenth of the tolerance per dropped value. `rtol` returns the threshold used.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+TuckerTensorTrain<Scalar, MemorySpace> drop_unused_ranks(ExecutionSpace const& space,
+                                                         FittingProblem<Scalar, MemorySpace> const& problem,
+                                                         TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                         RankContinuation const& c, double tol_relative_residual,
+                                                         bool met_tolerance, double& rtol) {
+  rtol = in_use_rank_rtol(c);
+  auto next = reduce_to_minimal_ranks(space, x, rtol);
+  if (c.rank_rtol > 0 || !met_tolerance || !(tol_relative_residual > 0) ||
+      (next.tucker_ranks() == x.tucker_ranks() && next.tt_ranks() == x.tt_ranks())) {
+    return next;
+  }
+  double const zero = zero_model_loss(space, problem);
+  double const loss = evaluate_loss(space, problem, next).loss;
+  double const limit = 10 * tol_relative_residual;
+  if (loss <= limit * limit * zero) return next;
+  rtol = std::min(default_rank_rtol, tol_relative_residual / 10);
+  return reduce_to_minimal_ranks(space, x, rtol);
+}
+
 /// Ranks of the next stage (docs/math.md, rank continuation): a Tucker mode or TT bond grows by `rank_step`, up to
-/// its maximum, when all its singular values in the T3-SVD of x are in use (above rank_rtol times the largest);
+/// its maximum, when all its singular values in the T3-SVD of x are in use (above in_use_rank_rtol times the largest);
 /// then the ranks are clipped to feasible ones. Returns false when no rank grows.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
@@ -86,13 +115,14 @@ bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySp
   n = n0;
   r = r0;
   std::size_t const d = n.size();
+  double const rtol = in_use_rank_rtol(c);
   for (std::size_t i = 0; i < d; ++i) {
-    if (ranks_in_use(sv.tucker_singular_values[i], c.rank_rtol) >= n0[i]) {
+    if (ranks_in_use(sv.tucker_singular_values[i], rtol) >= n0[i]) {
       n[i] = std::min(c.max_tucker_ranks[i], n0[i] + c.rank_step);
     }
   }
   for (std::size_t e = 1; e < d; ++e) {
-    if (ranks_in_use(sv.tt_singular_values[e - 1], c.rank_rtol) >= r0[e]) {
+    if (ranks_in_use(sv.tt_singular_values[e - 1], rtol) >= r0[e]) {
       r[e] = std::min(c.max_tt_ranks[e], r0[e] + c.rank_step);
     }
   }
@@ -308,13 +338,15 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
                                     shape_string(r.x.tt_ranks()), " -> ", shape_string(rr)));
     } else {
       // Done growing: drop the ranks the model does not use, and polish at the smaller ranks.
-      next = reduce_to_minimal_ranks(space, r.x, c.rank_rtol);
+      double drop_rtol = 0;
+      next = drop_unused_ranks(space, problem, r.x, c, o.tol_relative_residual, tolerance, drop_rtol);
       if (same_ranks(next, r.x)) {
         if (!tolerance) result.reason = "rank continuation finished";
         break;
       }
-      result.notes.push_back(concat("unused ranks dropped at iteration ", last, ": Tucker ranks ",
-                                    shape_string(next.tucker_ranks()), ", TT ranks ", shape_string(next.tt_ranks())));
+      result.notes.push_back(concat("unused ranks dropped at iteration ", last, " (singular values below ", drop_rtol,
+                                    " of the largest): Tucker ranks ", shape_string(next.tucker_ranks()), ", TT ranks ",
+                                    shape_string(next.tt_ranks())));
       polish = true;
     }
     x = next;

@@ -198,6 +198,17 @@ void synthetic_newton_cg_reaches_a_tiny_residual() {
   EXPECT_NE(summary.find("converged: true"), std::string::npos) << summary;
 }
 
+// With the tolerances off, newton_cg runs until its line search can no longer verify a decrease: summary.yaml
+// reports that as convergence with the reason the library and the Python module give (docs/math.md).
+void synthetic_fit_to_rounding_level_converges() {
+  ScratchDirectory dir;
+  std::string const summary = run_and_check_outputs(
+      dir, synthetic_config("out", "  name: newton_cg\n  max_iterations: 200\n  tol_gradient: 0\n"), {5, 4, 6, 5});
+  EXPECT_LT(summary_value(summary, "final", "relative_residual"), 1e-10) << summary;
+  EXPECT_NE(summary.find("converged: true"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(std::string("reason: ") + t3k::line_search_rounding_reason), std::string::npos) << summary;
+}
+
 void synthetic_gradient_descent_runs() {
   ScratchDirectory dir;
   run_and_check_outputs(dir, synthetic_config("out", "  name: gradient_descent\n  max_iterations: 8\n"), {5, 4, 6, 5});
@@ -1148,6 +1159,7 @@ void fuzzed_configs_load_or_raise_config_errors() {
 TEST(FitDriver, SyntheticNewtonCgReachesTinyResidualAndWritesEveryOutput) {
   synthetic_newton_cg_reaches_a_tiny_residual();
 }
+TEST(FitDriver, SyntheticFitToRoundingLevelConverges) { synthetic_fit_to_rounding_level_converges(); }
 TEST(FitDriver, SyntheticGradientDescentRunsEndToEnd) { synthetic_gradient_descent_runs(); }
 TEST(FitDriver, SyntheticMcSgdRunsEndToEnd) { synthetic_mc_sgd_runs(); }
 TEST(FitDriver, SyntheticAdamRunsEndToEnd) { synthetic_adam_runs(); }

@@ -1,5 +1,6 @@
 // The memory model of J^T against measured allocations, and the chunk-size policies (docs/math.md).
 #include "frame_reference.hpp"
+#include "shape_cases.hpp"
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/apply_derivatives_transpose.hpp"
@@ -12,19 +13,19 @@ namespace {
 
 using namespace t3k_test;
 
-struct T3Shapes {
-  std::vector<std::size_t> big_n, n, r;
+// A T3's shapes with the order and the stack of residual sets of its J^T.
+struct T3Shapes : T3ShapeCase {
   std::size_t order, n_tangent;
 };
 
 // Six shape sets: ragged, N >> n, large r, n_t > 1, K = 0, d = 1.
 std::vector<T3Shapes> model_cases() {
-  return {{{4, 5, 6, 3}, {3, 4, 2, 3}, {1, 2, 3, 2, 1}, 2, 1},
-          {{200, 150, 180}, {3, 2, 4}, {1, 3, 4, 1}, 2, 1},                // N >> n: Tucker side dominates
-          {{8, 8, 8, 8, 8}, {8, 8, 8, 8, 8}, {1, 8, 32, 32, 8, 1}, 2, 1},  // large r: TT assembly dominates
-          {{6, 7, 5, 6}, {4, 4, 4, 4}, {1, 4, 9, 4, 1}, 1, 3},             // stacks of residuals
-          {{9, 4, 7}, {3, 4, 3}, {1, 3, 5, 1}, 0, 2},                      // order 0
-          {{12}, {5}, {1, 1}, 3, 1}};                                      // d = 1
+  return {{{{4, 5, 6, 3}, {3, 4, 2, 3}, {1, 2, 3, 2, 1}}, 2, 1},
+          {{{200, 150, 180}, {3, 2, 4}, {1, 3, 4, 1}}, 2, 1},                // N >> n: Tucker side dominates
+          {{{8, 8, 8, 8, 8}, {8, 8, 8, 8, 8}, {1, 8, 32, 32, 8, 1}}, 2, 1},  // large r: TT assembly dominates
+          {{{6, 7, 5, 6}, {4, 4, 4, 4}, {1, 4, 9, 4, 1}}, 1, 3},             // stacks of residuals
+          {{{9, 4, 7}, {3, 4, 3}, {1, 3, 5, 1}}, 0, 2},                      // order 0
+          {{{12}, {5}, {1, 1}}, 3, 1}};                                      // d = 1
 }
 
 FrameShapeCase frame_case_of(T3Shapes const& c) {
@@ -325,7 +326,7 @@ template <class C>
 void auto_chunk_equals_none_bitwise() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  T3Shapes mc{{8, 8, 8, 8}, {8, 8, 8, 8}, {1, 8, 16, 8, 1}, 2, 1};
+  T3Shapes mc{{{8, 8, 8, 8}, {8, 8, 8, 8}, {1, 8, 16, 8, 1}}, 2, 1};
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, typename C::memory_space>(space, fc, 3);
   std::size_t const w = 11 * block_of<C>() - 4;  // 700 on host backends: the estimate chunks it
@@ -361,7 +362,7 @@ void chunk_loops_allocate_once_per_call() {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   typename C::execution_space space;
-  T3Shapes mc{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}, 2, 2};
+  T3Shapes mc{{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}}, 2, 2};
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, Mem>(space, fc, 5);
   auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
@@ -405,7 +406,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
   using Mem = typename C::memory_space;
   using Exec = typename C::execution_space;
   Exec space;
-  T3Shapes mc{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}, 2, 2};
+  T3Shapes mc{{{8, 7, 9, 8}, {4, 5, 4, 4}, {1, 4, 9, 4, 1}}, 2, 2};
   auto fc = frame_case_of(mc);
   auto f = random_frame<S, Mem>(space, fc, 5);
   auto v = random_variation_for_test<S, Mem>(space, f, 1, 6);
@@ -458,7 +459,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
 
 template <class C>
 class MemoryModelTest : public ::testing::Test {};
-TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
+TYPED_TEST_SUITE(MemoryModelTest, TestConfigs, ConfigName);
 
 TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, ScalarKindsMeasuredPeakMatchesModel) { scalar_measured_peak_matches_model<TypeParam>(); }

@@ -6,6 +6,7 @@
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/core/memory_tracking.hpp"
 #include "t3k/optimizers/adam.hpp"
+#include "t3k/optimizers/armijo_line_search.hpp"
 #include "t3k/optimizers/gradient_descent.hpp"
 #include "t3k/optimizers/mc_sgd.hpp"
 #include "t3k/optimizers/newton_cg.hpp"
@@ -994,9 +995,54 @@ void infeasible_ranks_are_clipped_once_to_the_feasible_value() {
   }
 }
 
+// A planted problem fitted with every tolerance off ends only when the line search can no longer verify a decrease:
+// at rounding level, where that is convergence with its own reason (docs/math.md, stopping rules). The dense
+// comparison with the planted tensor is the independent check that the fit did reach rounding level.
+template <class C>
+void fit_to_rounding_level_converges() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto truth = t3k::random_t3<S>(space, {4, 5, 3, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 21);
+  auto problem = t3k::make_planted_problem(space, truth, 60, 1, 0.0, 22);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 200;
+  o.common.tol_gradient = 0;
+  o.cg_max_iterations = 200;
+  auto fit = t3k::newton_cg(space, problem, t3k::perturb_t3(space, truth, 1e-2, 23), o);
+  EXPECT_EQ(fit.reason, t3k::line_search_rounding_reason);
+  EXPECT_TRUE(fit.converged) << fit.reason;
+  EXPECT_LT(fit.history.size(), o.common.max_iterations + 1);
+  // 1e-10: a T3 at rounding level of its loss is within a few thousand epsilon of the truth it interpolates.
+  EXPECT_LT(relative_dense_error(fit.x, truth), 1e-10) << fit.reason;
+  // gradient_descent started where newton_cg stopped: its first line search has only rounding to find, although
+  // the step it promises (about the loss itself, 1e-31 here) is far above eps times the loss.
+  t3k::GradientDescentOptions g;
+  g.common.tol_gradient = 0;
+  auto at_rounding = t3k::gradient_descent(space, problem, fit.x, g);
+  EXPECT_EQ(at_rounding.reason, t3k::line_search_rounding_reason);
+  EXPECT_TRUE(at_rounding.converged);
+}
+
+// A line search that fails although its first step promises a decrease far above rounding is a failure: a trial
+// step a million times the curvature's, and no halvings, from a start far from the truth.
+template <class C>
+void failed_line_search_above_rounding_is_no_convergence() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  auto truth = t3k::random_t3<S>(space, {4, 5, 3, 4}, {2, 3, 2, 2}, {1, 2, 3, 2, 1}, 21);
+  auto problem = t3k::make_planted_problem(space, truth, 60, 1, 0.0, 22);
+  t3k::GradientDescentOptions g;
+  g.initial_step = 1e6;
+  g.max_backtracks = 0;
+  auto fit = t3k::gradient_descent(space, problem, t3k::perturb_t3(space, truth, 0.5, 24), g);
+  ASSERT_EQ(fit.history.size(), 1u) << fit.reason;
+  EXPECT_EQ(fit.reason, t3k::line_search_failure_reason);
+  EXPECT_FALSE(fit.converged);
+}
+
 template <class C>
 class OptimizerTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
+TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs, ConfigName);
 
 // Convergence runs exercise the optimizers' logic on top of kernels that every backend's typed suites check; they
 // run on the default execution space only, to keep the suite's time in bounds.
@@ -1005,6 +1051,10 @@ TEST(OptimizerConvergence, NewtonCgRecoversPlantedT3) { newton_cg_recovers_plant
 TEST(OptimizerConvergence, GradientDescentReducesLoss) { gradient_descent_reduces_loss<Default>(); }
 TEST(OptimizerConvergence, McSgdReducesLoss) { mc_sgd_reduces_loss<Default>(); }
 TEST(OptimizerConvergence, AdamReducesLoss) { adam_reduces_loss<Default>(); }
+TEST(OptimizerConvergence, FitToRoundingLevelConverges) { fit_to_rounding_level_converges<Default>(); }
+TEST(OptimizerConvergence, FailedLineSearchAboveRoundingIsNoConvergence) {
+  failed_line_search_above_rounding_is_no_convergence<Default>();
+}
 TYPED_TEST(OptimizerTest, GradientMatchesFiniteDifferences) { gradient_matches_finite_differences<TypeParam>(); }
 TYPED_TEST(OptimizerTest, GaussNewtonMatchesJacobianProducts) { gauss_newton_matches_jacobian_products<TypeParam>(); }
 TYPED_TEST(OptimizerTest, AutoChunkIteratesEqualNone) { auto_chunk_iterates_equal_none<TypeParam>(); }
@@ -1028,7 +1078,7 @@ TYPED_TEST(OptimizerTest, InfeasibleRanksAreClippedOnceToTheFeasibleValue) {
 // One step of each first-order optimizer against its formula, in double and float.
 template <class C>
 class OptimizerStepTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OptimizerStepTest, TestConfigs);
+TYPED_TEST_SUITE(OptimizerStepTest, TestConfigs, ConfigName);
 
 TYPED_TEST(OptimizerStepTest, GradientDescentTakesTheArmijoCauchyStep) {
   gradient_descent_takes_the_armijo_cauchy_step<TypeParam>();

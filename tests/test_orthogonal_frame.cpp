@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "orthogonality.hpp"
 #include "reference.hpp"
+#include "shape_cases.hpp"
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/orthogonalize.hpp"
 #include "t3k/algorithms/random_t3.hpp"
@@ -23,22 +25,14 @@ using T3 = t3k::TuckerTensorTrain<typename C::scalar_type, typename C::memory_sp
 template <class C>
 using Frame = t3k::OrthogonalFrame<typename C::scalar_type, typename C::memory_space>;
 
-struct Shapes {
-  std::vector<std::size_t> big_n, n, r;
-};
-
-// Ragged ranks, boundary TT ranks != 1, n_i > N_i, size-1 modes, d = 1, d = 2, d up to 5, N up to 6, and bond ranks
-// larger than the cores can carry (the rank rules then cut them).
-std::vector<Shapes> shape_cases() {
-  return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},
-          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
-          {{5}, {2}, {1, 1}},
-          {{3}, {4}, {2, 3}},
-          {{3, 4}, {2, 3}, {1, 1, 1}},
-          {{3, 6}, {3, 2}, {2, 4, 2}},
-          {{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}},
-          {{6, 4, 1, 5, 3}, {3, 5, 2, 2, 4}, {3, 2, 4, 3, 5, 2}},
-          {{2, 2, 2}, {2, 2, 2}, {1, 5, 5, 1}}};
+// The shared cases, and bond ranks larger than the cores can carry (the rank rules then cut them), N up to 6 and
+// another d = 5 with a size-1 mode.
+std::vector<T3ShapeCase> shape_cases() {
+  auto cases = t3_shape_cases();
+  cases.push_back({{3, 6}, {3, 2}, {2, 4, 2}});
+  cases.push_back({{6, 4, 1, 5, 3}, {3, 5, 2, 2, 4}, {3, 2, 4, 3, 5, 2}});
+  cases.push_back({{2, 2, 2}, {2, 2, 2}, {1, 5, 5, 1}});
+  return cases;
 }
 
 // Orthogonality residuals are entrywise |Gram - I|. Householder QR gives an orthogonality error of a few epsilon
@@ -67,45 +61,6 @@ double frobenius(std::vector<double> const& v) {
   return std::sqrt(s);
 }
 
-// max |Σ_j U[u,j] U[u',j] - δ|
-template <class M>
-double row_orthogonality_residual(M const& u) {
-  auto h = to_host(u);
-  double worst = 0;
-  for (std::size_t p = 0; p < h.extent(0); ++p)
-    for (std::size_t q = 0; q < h.extent(0); ++q) {
-      double acc = 0;
-      for (std::size_t j = 0; j < h.extent(1); ++j) acc += double(h(p, j)) * double(h(q, j));
-      worst = std::max(worst, std::abs(acc - (p == q ? 1.0 : 0.0)));
-    }
-  return worst;
-}
-
-// Orthogonality of a 3-way core along `free_axis` (0: right-orthogonal, 1: outer-orthogonal, 2: left-orthogonal):
-// max |Σ_{other two axes} G[..x..] G[..x'..] - δ_{xx'}|.
-template <class G>
-double core_orthogonality_residual(G const& g, int free_axis) {
-  auto h = to_host(g);
-  std::size_t const e[3] = {h.extent(0), h.extent(1), h.extent(2)};
-  std::size_t const k = e[free_axis];
-  double worst = 0;
-  for (std::size_t x = 0; x < k; ++x)
-    for (std::size_t y = 0; y < k; ++y) {
-      double acc = 0;
-      for (std::size_t a = 0; a < e[(free_axis + 1) % 3]; ++a)
-        for (std::size_t b = 0; b < e[(free_axis + 2) % 3]; ++b) {
-          std::size_t ix[3], iy[3];
-          ix[free_axis] = x;
-          iy[free_axis] = y;
-          ix[(free_axis + 1) % 3] = iy[(free_axis + 1) % 3] = a;
-          ix[(free_axis + 2) % 3] = iy[(free_axis + 2) % 3] = b;
-          acc += double(h(ix[0], ix[1], ix[2])) * double(h(iy[0], iy[1], iy[2]));
-        }
-      worst = std::max(worst, std::abs(acc - (x == y ? 1.0 : 0.0)));
-    }
-  return worst;
-}
-
 template <class C>
 std::vector<double> dense_of(T3<C> const& x) {
   typename C::execution_space space;
@@ -127,7 +82,7 @@ void expect_dense_near(std::vector<double> const& actual, std::vector<double> co
 struct FrameRanks {
   std::vector<std::size_t> nu, no, rl, rr;
 };
-FrameRanks expected_frame_ranks(Shapes const& sh) {
+FrameRanks expected_frame_ranks(T3ShapeCase const& sh) {
   std::size_t const d = sh.big_n.size();
   FrameRanks f;
   f.nu.resize(d);
@@ -260,10 +215,10 @@ template <class C>
 void rank_deficient_input_keeps_full_frame_shapes() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  Shapes const half{{4, 5, 6, 3}, {1, 2, 2, 1}, {1, 2, 2, 1, 1}};
+  T3ShapeCase const half{{4, 5, 6, 3}, {1, 2, 2, 1}, {1, 2, 2, 1, 1}};
   auto y = t3k::random_t3<S>(space, half.big_n, half.n, half.r, 8);
   auto x = t3k::add(space, y, y);
-  Shapes sh{half.big_n, x.tucker_ranks(), x.tt_ranks()};
+  T3ShapeCase sh{half.big_n, x.tucker_ranks(), x.tt_ranks()};
   auto f = t3k::orthogonal_frame(space, x);
   auto const want = expected_frame_ranks(sh);
   EXPECT_EQ(f.up_ranks(), want.nu);
@@ -375,7 +330,7 @@ void uniform_frame_equals_ragged_frame() {
 
 template <class C>
 class OrthogonalFrameTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OrthogonalFrameTest, TestConfigs);
+TYPED_TEST_SUITE(OrthogonalFrameTest, TestConfigs, ConfigName);
 
 TYPED_TEST(OrthogonalFrameTest, FrameIsOrthogonalAndFollowsRankRules) {
   frame_is_orthogonal_and_follows_rank_rules<TypeParam>();

@@ -1,5 +1,6 @@
 // Probe jets of T3s (docs/math.md) against the brute-force subset expansion of dense tensors.
 #include "reference.hpp"
+#include "shape_cases.hpp"
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/probe_derivatives.hpp"
@@ -39,26 +40,21 @@ std::vector<double> row(View const& h, std::size_t s) {
   return r;
 }
 
-struct T3Case {
-  std::vector<std::size_t> big_n, n, r;
-};
-
 // (On host backends: device backends, and builds with T3K_DEVICE_CODE_PATHS_ON_HOST, keep the product-first order.)
 static_assert(!t3k::impl::runs_on_host<Kokkos::DefaultHostExecutionSpace>() ||
                   t3k::impl::khatri_rao_first<Kokkos::DefaultHostExecutionSpace>(32),
-              "the wide-rank case of t3_cases must take the Khatri-Rao-first step it is there to test");
+              "wide_rank_case must take the Khatri-Rao-first step it is there to test");
 
-std::vector<T3Case> t3_cases() {
-  return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},
-          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
-          {{5}, {2}, {1, 1}},
-          {{3}, {4}, {2, 3}},
-          {{3, 4}, {2, 3}, {1, 2, 1}},
-          {{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}},
-          {{6, 2, 5, 3, 4}, {3, 2, 2, 1, 7}, {2, 1, 3, 2, 2, 2}},
-          // A wide rank at core 1 only: the right-to-left step there goes Khatri-Rao jet first on host backends
-          // (r_1 = 32, impl::khatri_rao_first), the step at core 2 product first.
-          {{3, 2, 3}, {2, 2, 2}, {1, 32, 2, 1}}};
+// A wide rank at core 1 only: the right-to-left step there goes Khatri-Rao jet first on host backends (r_1 = 32,
+// impl::khatri_rao_first), the step at core 2 product first.
+T3ShapeCase wide_rank_case() { return {{3, 2, 3}, {2, 2, 2}, {1, 32, 2, 1}}; }
+
+// The shared cases, another d = 5 with a Tucker rank above its mode size, and the wide-rank case.
+std::vector<T3ShapeCase> t3_cases() {
+  auto cases = t3_shape_cases();
+  cases.push_back({{6, 2, 5, 3, 4}, {3, 2, 2, 1, 7}, {2, 1, 3, 2, 2, 2}});
+  cases.push_back(wide_rank_case());
+  return cases;
 }
 
 // Every order K = 0..d+1 against the subset expansion, ragged ranks, boundary ranks != 1, n_i > N_i, d = 1..5.
@@ -293,12 +289,12 @@ void into_forms_overwrite_caller_arrays() {
   std::size_t const w = block_of<C>() + 6;  // two passes of one block at the chunk size below
   S const nan = std::numeric_limits<S>::quiet_NaN();
   // The checks after the loop reuse the inputs of its last case (d = 5).
-  T3Case tc;
+  T3ShapeCase tc;
   t3k::TuckerTensorTrain<S, Mem> x;
   std::vector<Probe2<C>> ww, pp;
   std::size_t d = 0;
-  for (std::size_t case_index : {7, 5}) {  // a wide rank at core 1 (Khatri-Rao-first step); d = 5
-    tc = t3_cases()[case_index];
+  for (auto const& c : {wide_rank_case(), T3ShapeCase{{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}}}) {
+    tc = c;
     d = tc.big_n.size();
     x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
     ww = random_probe_stack<C>(tc.big_n, w, 4);
@@ -354,7 +350,7 @@ void strided_probes_match_contiguous() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   std::size_t const w = 3 * block_of<C>() + 10;  // four blocks: two or more row ranges on two threads
-  auto tc = t3_cases()[7];                       // a wide rank at core 1 (Khatri-Rao-first step)
+  auto tc = wide_rank_case();
   auto x = t3k::random_t3<S>(space, tc.big_n, tc.n, tc.r, 8);
   auto ww = random_probe_stack<C>(tc.big_n, w, 4);
   auto pp = random_probe_stack<C>(tc.big_n, w, 5);
@@ -402,7 +398,7 @@ void mode_probes_equal_that_mode_of_all_probes() {
 
 template <class C>
 class ProbeDerivativesTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs);
+TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs, ConfigName);
 
 TYPED_TEST(ProbeDerivativesTest, JetsMatchSubsetExpansion) { jets_match_subset_expansion<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, ProbesMatchDenseContraction) { probes_match_dense_contraction<TypeParam>(); }

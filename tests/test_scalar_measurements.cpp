@@ -3,6 +3,7 @@
 // chunked J^T against the unchunked one bit for bit.
 #include "frame_reference.hpp"
 #include "random_views.hpp"
+#include "shape_cases.hpp"
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/apply_derivatives.hpp"
@@ -97,11 +98,8 @@ void expect_near_all(std::vector<double> const& a, std::vector<double> const& re
   for (std::size_t e = 0; e < ref.size(); ++e) EXPECT_NEAR(a[e], ref[e], tol * scale) << what << " entry " << e;
 }
 
-struct T3ShapeCase {
-  std::vector<std::size_t> shapes, tucker, tt;
-};
-
-std::vector<T3ShapeCase> t3_shape_cases() {
+// Cases of their own: the subset expansion over every order up to d + 1 keeps d small.
+std::vector<T3ShapeCase> scalar_shape_cases() {
   return {
       {{4, 3, 5}, {3, 2, 4}, {1, 2, 3, 1}},              // ragged
       {{5}, {3}, {1, 1}},                                // d = 1
@@ -117,23 +115,23 @@ void scalar_jets_match_subset_expansion() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   std::size_t const w = 5;
-  for (auto const& sc : t3_shape_cases()) {
-    auto x = t3k::random_t3<S>(space, sc.shapes, sc.tucker, sc.tt, 7);
+  for (auto const& sc : scalar_shape_cases()) {
+    auto x = t3k::random_t3<S>(space, sc.big_n, sc.n, sc.r, 7);
     auto dense = flat_host(t3k::to_dense(space, x));
-    auto ww = probe_stack<C>(sc.shapes, w, 10);
-    auto pp = probe_stack<C>(sc.shapes, w, 20);
-    auto idx = random_indices<C>(sc.shapes, w, 30);
-    std::size_t const d = sc.shapes.size();
+    auto ww = probe_stack<C>(sc.big_n, w, 10);
+    auto pp = probe_stack<C>(sc.big_n, w, 20);
+    auto idx = random_indices<C>(sc.big_n, w, 30);
+    std::size_t const d = sc.big_n.size();
     for (std::size_t order = 0; order <= d + 1; ++order) {
       auto a = flat_host(t3k::apply_derivatives(space, x, ww, pp, order));
-      expect_near_all(a, brute_scalar_jets<C>(dense, sc.shapes, ww, idx, pp, w, order), eps_times<S>(64), "applies");
+      expect_near_all(a, brute_scalar_jets<C>(dense, sc.big_n, ww, idx, pp, w, order), eps_times<S>(64), "applies");
       auto e = flat_host(t3k::entry_derivatives(space, x, idx, pp, order));
-      expect_near_all(e, brute_scalar_jets<C>(dense, sc.shapes, {}, idx, pp, w, order), eps_times<S>(64), "entries");
+      expect_near_all(e, brute_scalar_jets<C>(dense, sc.big_n, {}, idx, pp, w, order), eps_times<S>(64), "entries");
     }
     auto values = flat_host(t3k::entries(space, x, idx));
     expect_near_all(values, flat_host(t3k::t3_entries(space, x, idx)), eps_times<S>(16), "entries vs t3_entries");
     auto applied = flat_host(t3k::applies(space, x, ww));
-    expect_near_all(applied, brute_scalar_jets<C>(dense, sc.shapes, ww, idx, {}, w, 0), eps_times<S>(64), "applies");
+    expect_near_all(applied, brute_scalar_jets<C>(dense, sc.big_n, ww, idx, {}, w, 0), eps_times<S>(64), "applies");
   }
 }
 
@@ -257,7 +255,7 @@ void transpose_is_the_chunk_invariant_adjoint() {
 
 template <class C>
 class ScalarMeasurements : public ::testing::Test {};
-TYPED_TEST_SUITE(ScalarMeasurements, TestConfigs);
+TYPED_TEST_SUITE(ScalarMeasurements, TestConfigs, ConfigName);
 
 TYPED_TEST(ScalarMeasurements, JetsMatchTheSubsetExpansionOfTheDenseTensor) {
   scalar_jets_match_subset_expansion<TypeParam>();

@@ -1,6 +1,7 @@
 // Tangent space at a T3 (docs/math.md): variation algebra, gauge projection, the rank-doubled T3
 // of a tangent, projection onto the tangent space and the retraction.
 #include "reference.hpp"
+#include "shape_cases.hpp"
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/gauge_projection.hpp"
@@ -33,18 +34,14 @@ using Frame = t3k::OrthogonalFrame<typename C::scalar_type, typename C::memory_s
 template <class C>
 using Variation = t3k::T3Variation<typename C::scalar_type, typename C::memory_space>;
 
-struct Shapes {
-  std::vector<std::size_t> big_n, n, r;
-};
+// d = 4 with a boundary TT rank != 1 at one end only.
+T3ShapeCase four_mode_case() { return {{3, 4, 2, 3}, {2, 3, 2, 2}, {2, 2, 3, 2, 1}}; }
 
-// Ragged ranks, boundary TT ranks != 1 (the frames squash the tails), n_i > N_i, size-1 modes, d = 1, 2, 3, 4.
-std::vector<Shapes> shape_cases() {
-  return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},
-          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
-          {{5}, {2}, {1, 1}},
-          {{3}, {4}, {2, 3}},
-          {{3, 4}, {2, 3}, {1, 2, 1}},
-          {{3, 4, 2, 3}, {2, 3, 2, 2}, {2, 2, 3, 2, 1}}};
+// The shared cases and four_mode_case.
+std::vector<T3ShapeCase> shape_cases() {
+  auto cases = t3_shape_cases();
+  cases.push_back(four_mode_case());
+  return cases;
 }
 
 // Frame-based quantities are accurate to a few hundred roundings (QR sweeps over cores of size <= 12, then a few
@@ -196,7 +193,7 @@ std::pair<double, double> variation_difference(V const& x, V const& y) {
 }
 
 template <class C>
-std::pair<T3<C>, Frame<C>> t3_and_frame(Shapes const& sh, std::uint64_t seed) {
+std::pair<T3<C>, Frame<C>> t3_and_frame(T3ShapeCase const& sh, std::uint64_t seed) {
   typename C::execution_space space;
   auto x = t3k::random_t3<typename C::scalar_type>(space, sh.big_n, sh.n, sh.r, seed);
   return {x, t3k::orthogonal_frame(space, x)};
@@ -246,7 +243,7 @@ void variation_dots_match_host_sums() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   // The second shape has cores of more than one 256-entry block of the two-stage reduction.
-  for (auto const& sh : {shape_cases()[5], Shapes{{60, 50, 40}, {5, 5, 5}, {1, 5, 5, 1}}}) {
+  for (auto const& sh : {four_mode_case(), T3ShapeCase{{60, 50, 40}, {5, 5, 5}, {1, 5, 5, 1}}}) {
     auto frame = t3_and_frame<C>(sh, 5).second;
     auto x = t3k::random_variation(space, frame, 2, 1);
     auto y = t3k::random_variation(space, frame, 2, 2);
@@ -281,7 +278,7 @@ template <class C>
 void variation_algebra_matches_host_arithmetic() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  auto frame = t3_and_frame<C>(shape_cases()[5], 5).second;
+  auto frame = t3_and_frame<C>(four_mode_case(), 5).second;
   auto x = t3k::random_variation(space, frame, 2, 1);
   auto y = t3k::random_variation(space, frame, 2, 2);
   std::vector<HostVariation> hx{host_variation(x, 0), host_variation(x, 1)};
@@ -488,7 +485,7 @@ void tangent_jets_match_jets_of_2d_x_and_of_tangent_t3_over_chunks() {
   std::size_t const w = 2 * block_of<C>() + 7, order = 2, nt = 2;
   auto const chunk = t3k::ChunkSize::of(block_of<C>());
   ASSERT_EQ(chunk_passes<C>(chunk, w), 3u);
-  for (auto const& sh : {shape_cases()[0], shape_cases()[5]}) {
+  for (auto const& sh : {shape_cases()[0], four_mode_case()}) {
     std::size_t const d = sh.big_n.size();
     std::string const what = "d = " + std::to_string(d);
     auto xf = t3_and_frame<C>(sh, 71);
@@ -583,10 +580,11 @@ void projection_residual_is_orthogonal_to_tangent_space() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   // Y has other ranks than X, boundary ranks != 1 and n_i > N_i.
-  std::vector<std::pair<Shapes, Shapes>> cases = {{shape_cases()[0], {{4, 5, 3}, {2, 4, 5}, {2, 3, 2, 2}}},
-                                                  {shape_cases()[1], {{2, 3, 1, 4}, {2, 3, 2, 3}, {1, 2, 2, 3, 2}}},
-                                                  {shape_cases()[2], {{5}, {3}, {2, 2}}},
-                                                  {shape_cases()[4], {{3, 4}, {3, 2}, {3, 3, 2}}}};
+  std::vector<std::pair<T3ShapeCase, T3ShapeCase>> cases = {
+      {shape_cases()[0], {{4, 5, 3}, {2, 4, 5}, {2, 3, 2, 2}}},
+      {shape_cases()[1], {{2, 3, 1, 4}, {2, 3, 2, 3}, {1, 2, 2, 3, 2}}},
+      {shape_cases()[2], {{5}, {3}, {2, 2}}},
+      {shape_cases()[5], {{3, 4}, {3, 2}, {3, 3, 2}}}};
   for (auto const& c : cases) {
     auto frame = t3_and_frame<C>(c.first, 71).second;
     auto hf = host_frame(frame);
@@ -708,7 +706,7 @@ void bad_inputs_throw_clear_errors() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
   auto frame = t3_and_frame<C>(shape_cases()[0], 101).second;
-  auto other = t3_and_frame<C>(shape_cases()[5], 101).second;
+  auto other = t3_and_frame<C>(four_mode_case(), 101).second;
   auto v = t3k::random_variation(space, frame, 2, 1);
   auto w = t3k::random_variation(space, other, 2, 1);
   EXPECT_THROW(t3k::gauge_project(space, other, v), t3k::DimensionMismatch);
@@ -739,7 +737,7 @@ void bad_inputs_throw_clear_errors() {
 
 template <class C>
 class TangentSpaceTest : public ::testing::Test {};
-TYPED_TEST_SUITE(TangentSpaceTest, TestConfigs);
+TYPED_TEST_SUITE(TangentSpaceTest, TestConfigs, ConfigName);
 
 TYPED_TEST(TangentSpaceTest, RandomVariationIsReproducibleAndFitsFrame) {
   random_variation_is_reproducible_and_fits_frame<TypeParam>();

@@ -1,5 +1,6 @@
 // The T3 type, its uniform form, random T3s, dense tensors, entries and T3 linear algebra.
 #include "reference.hpp"
+#include "shape_cases.hpp"
 #include "test_devices.hpp"
 
 #include "t3k/algorithms/random_t3.hpp"
@@ -16,25 +17,11 @@ using namespace t3k_test;
 template <class C>
 using T3 = t3k::TuckerTensorTrain<typename C::scalar_type, typename C::memory_space>;
 
-struct Shapes {
-  std::vector<std::size_t> big_n, n, r;
-};
-
-// Ragged ranks, boundary ranks != 1, n_i > N_i, size-1 modes, d = 1.
-std::vector<Shapes> shape_cases() {
-  return {{{4, 5, 3}, {3, 2, 4}, {1, 2, 3, 1}},
-          {{2, 3, 1, 4}, {3, 1, 1, 2}, {2, 3, 1, 2, 3}},
-          {{5}, {2}, {1, 1}},
-          {{3}, {4}, {2, 3}},
-          {{3, 4}, {2, 3}, {1, 1, 1}},
-          {{2, 3, 2, 3, 2}, {2, 2, 1, 3, 2}, {1, 2, 3, 2, 2, 1}}};
-}
-
 template <class C>
 void dense_matches_multi_index_sum() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  for (auto const& sh : shape_cases()) {
+  for (auto const& sh : t3_shape_cases()) {
     auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 17);
     auto dense = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, t3k::to_dense(space, x));
     auto ref = dense_tensor(host_t3(x));
@@ -49,7 +36,7 @@ template <class C>
 void entries_match_dense() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  auto sh = shape_cases()[1];
+  auto sh = t3_shape_cases()[1];
   auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 3);
   auto ref = dense_tensor(host_t3(x));
   std::size_t const total = ref.size();
@@ -71,7 +58,7 @@ template <class C>
 void linear_algebra_matches_dense() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  auto sh = shape_cases()[0];
+  auto sh = t3_shape_cases()[0];
   auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 5);
   auto y = t3k::random_t3<S>(space, sh.big_n, {2, 3, 1}, {2, 1, 2, 3}, 6);
   auto dx = dense_tensor(host_t3(x));
@@ -91,7 +78,7 @@ template <class C>
 void uniform_round_trip_is_exact() {
   using S = typename C::scalar_type;
   typename C::execution_space space;
-  for (auto const& sh : shape_cases()) {
+  for (auto const& sh : t3_shape_cases()) {
     auto x = t3k::random_t3<S>(space, sh.big_n, sh.n, sh.r, 11);
     auto ux = t3k::to_uniform(space, x);
     auto back = t3k::to_ragged(space, ux);
@@ -154,7 +141,7 @@ void bad_shapes_throw_clear_errors() {
 
 template <class C>
 class TuckerTensorTrainTest : public ::testing::Test {};
-TYPED_TEST_SUITE(TuckerTensorTrainTest, TestConfigs);
+TYPED_TEST_SUITE(TuckerTensorTrainTest, TestConfigs, ConfigName);
 
 TYPED_TEST(TuckerTensorTrainTest, DenseMatchesMultiIndexSum) { dense_matches_multi_index_sum<TypeParam>(); }
 TYPED_TEST(TuckerTensorTrainTest, EntriesMatchDense) { entries_match_dense<TypeParam>(); }

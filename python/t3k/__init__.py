@@ -95,7 +95,9 @@ class FitResult:
     x: the fitted TuckerTensorTrain. history: one dict per iteration (iteration 0 is x0) with the keys iteration,
     loss, relative_residual, gradient_norm, step, elapsed_seconds, chunk_size, minibatch_loss (NaN for the
     full-batch optimizers), validation_relative_residual (NaN without a validation set) and rank_stage (0 without
-    a rank continuation). converged: whether a tolerance was met. reason: why the fit stopped. chunk_size: probes
+    a rank continuation). converged: whether the fit stopped at a tolerance or at rounding level (reason 'line
+    search stalled at rounding level'), not at max_iterations, on request or at a failure (reason 'line search
+    failed' and others). reason: why the fit stopped, as summary.yaml of t3k fit gives it. chunk_size: probes
     per J^T pass (of the last stage). notes: e.g. ranks of x0 clipped to what the fixed-rank manifold holds, rank
     steps. validation_relative_residual: of x on the validation set (NaN without one).
     """

@@ -49,6 +49,30 @@ def test_newton_cg_recovers_a_planted_t3(planted):
     assert all(math.isnan(r["validation_relative_residual"]) and r["rank_stage"] == 0 for r in result.history)
 
 
+def test_a_fit_to_rounding_level_converges_with_the_documented_reason(planted):
+    # Tolerances off: only the line search, unable to verify a decrease at rounding level, ends the fit.
+    truth, problem, x0 = planted
+    result = t3k.fit(problem, x0, "newton_cg", max_iterations=200, tol_gradient=0, cg_max_iterations=200)
+
+    assert result.reason == "line search stalled at rounding level"
+    assert result.converged
+    assert len(result.history) < 201
+    dense = truth.to_dense()
+    assert np.linalg.norm(result.x.to_dense() - dense) <= 1e-10 * np.linalg.norm(dense)
+    # gradient_descent from there: its first line search has only rounding to find.
+    again = t3k.fit(problem, result.x, "gradient_descent", tol_gradient=0)
+    assert (again.reason, again.converged) == ("line search stalled at rounding level", True)
+
+
+def test_a_line_search_that_fails_above_rounding_level_has_not_converged(planted):
+    # A first trial step a million times too long and no halving: the decrease promised was real and not found.
+    _, problem, x0 = planted
+    result = t3k.fit(problem, x0, "gradient_descent", initial_step=1e6, max_backtracks=0)
+
+    assert (result.reason, result.converged) == ("line search failed", False)
+    assert len(result.history) == 1
+
+
 @pytest.mark.parametrize("optimizer", ["gradient_descent", "mc_sgd", "adam"])
 def test_every_optimizer_decreases_the_loss(planted, optimizer):
     _, problem, x0 = planted
