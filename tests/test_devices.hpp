@@ -44,17 +44,6 @@ using TestConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPE
                                      Config<Kokkos::DefaultExecutionSpace, float>>;
 // clang-format on
 
-/// Names the instances of a typed suite after their configuration (`OrthogonalFrameTest/OpenMP_double`) instead of
-/// their index in the type list: TYPED_TEST_SUITE(Suite, TestConfigs, ConfigName).
-struct ConfigName {
-  template <class C>
-  static std::string GetName(int) {
-    using S = typename C::scalar_type;
-    static_assert(std::is_same<S, double>::value || std::is_same<S, float>::value, "ConfigName: a new scalar type");
-    return std::string(C::execution_space::name()) + (std::is_same<S, double>::value ? "_double" : "_float");
-  }
-};
-
 /// The reduction block of a configuration's space (64 probes on host backends, 2048 on device backends): tests of
 /// chunking size their probe sets in it, so that they chunk on every backend.
 template <class C>

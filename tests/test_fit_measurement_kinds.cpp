@@ -255,7 +255,7 @@ void apply_fits_recover_the_planted_tensor() {
 
 template <class C>
 class FitMeasurementKinds : public ::testing::Test {};
-TYPED_TEST_SUITE(FitMeasurementKinds, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(FitMeasurementKinds, TestConfigs);
 
 TYPED_TEST(FitMeasurementKinds, LossWithWeightsMatchesAHostReference) {
   loss_with_weights_matches_host_reference<TypeParam>();

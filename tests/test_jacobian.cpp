@@ -487,7 +487,7 @@ void transpose_of_strided_inputs_equals_contiguous_bitwise() {
 
 template <class C>
 class JacobianTest : public ::testing::Test {};
-TYPED_TEST_SUITE(JacobianTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(JacobianTest, TestConfigs);
 
 TYPED_TEST(JacobianTest, TangentJetsMatchBruteForce) { tangent_jets_match_brute_force<TypeParam>(); }
 TYPED_TEST(JacobianTest, AdjointIdentityHolds) { adjoint_identity_holds<TypeParam>(); }
@@ -541,7 +541,7 @@ void t3_tangent_members_match_free_functions() {
 
 template <class C>
 class T3TangentTest : public ::testing::Test {};
-TYPED_TEST_SUITE(T3TangentTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(T3TangentTest, TestConfigs);
 TYPED_TEST(T3TangentTest, MembersMatchFreeFunctions) { t3_tangent_members_match_free_functions<TypeParam>(); }
 
 }  // namespace

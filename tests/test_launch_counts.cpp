@@ -72,7 +72,7 @@ void launches_do_not_grow_with_blocks_per_chunk() {
 
 template <class C>
 class LaunchCountTest : public ::testing::Test {};
-TYPED_TEST_SUITE(LaunchCountTest, DoubleConfigs, ConfigName);
+TYPED_TEST_SUITE(LaunchCountTest, DoubleConfigs);
 
 TYPED_TEST(LaunchCountTest, LaunchesDoNotGrowWithBlocksPerChunk) {
   launches_do_not_grow_with_blocks_per_chunk<TypeParam>();

@@ -33,7 +33,7 @@ using t3k::impl::Op;
 
 template <class C>
 class MatrixProductTest : public ::testing::Test {};
-TYPED_TEST_SUITE(MatrixProductTest, t3k_test::TestConfigs, t3k_test::ConfigName);
+TYPED_TEST_SUITE(MatrixProductTest, t3k_test::TestConfigs);
 
 template <class Scalar>
 std::vector<Scalar> pseudo_random(std::size_t n, unsigned seed) {

@@ -459,7 +459,7 @@ void probe_sweep_auto_chunk_is_cache_sized_on_host() {
 
 template <class C>
 class MemoryModelTest : public ::testing::Test {};
-TYPED_TEST_SUITE(MemoryModelTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(MemoryModelTest, TestConfigs);
 
 TYPED_TEST(MemoryModelTest, MeasuredPeakMatchesModel) { measured_peak_matches_model<TypeParam>(); }
 TYPED_TEST(MemoryModelTest, ScalarKindsMeasuredPeakMatchesModel) { scalar_measured_peak_matches_model<TypeParam>(); }

@@ -1042,7 +1042,7 @@ void failed_line_search_above_rounding_is_no_convergence() {
 
 template <class C>
 class OptimizerTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs, ConfigName);
+TYPED_TEST_SUITE(OptimizerTest, DoubleConfigs);
 
 // Convergence runs exercise the optimizers' logic on top of kernels that every backend's typed suites check; they
 // run on the default execution space only, to keep the suite's time in bounds.
@@ -1078,7 +1078,7 @@ TYPED_TEST(OptimizerTest, InfeasibleRanksAreClippedOnceToTheFeasibleValue) {
 // One step of each first-order optimizer against its formula, in double and float.
 template <class C>
 class OptimizerStepTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OptimizerStepTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(OptimizerStepTest, TestConfigs);
 
 TYPED_TEST(OptimizerStepTest, GradientDescentTakesTheArmijoCauchyStep) {
   gradient_descent_takes_the_armijo_cauchy_step<TypeParam>();

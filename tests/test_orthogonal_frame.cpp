@@ -330,7 +330,7 @@ void uniform_frame_equals_ragged_frame() {
 
 template <class C>
 class OrthogonalFrameTest : public ::testing::Test {};
-TYPED_TEST_SUITE(OrthogonalFrameTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(OrthogonalFrameTest, TestConfigs);
 
 TYPED_TEST(OrthogonalFrameTest, FrameIsOrthogonalAndFollowsRankRules) {
   frame_is_orthogonal_and_follows_rank_rules<TypeParam>();

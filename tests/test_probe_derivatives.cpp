@@ -309,7 +309,7 @@ void into_forms_overwrite_caller_arrays() {
       t3k::probe_derivatives_into(space, x, ww, pp, order, z, t3k::ChunkSize::of(16));
       auto ref = t3k::probe_derivatives(space, x, ww, pp, order);
       for (std::size_t i = 0; i < d; ++i) {
-        EXPECT_EQ(flat(z[i]), flat(ref[i])) << "case " << case_index << " order " << order << " mode " << i;
+        EXPECT_EQ(flat(z[i]), flat(ref[i])) << "d " << d << " order " << order << " mode " << i;
       }
     }
   }
@@ -398,7 +398,7 @@ void mode_probes_equal_that_mode_of_all_probes() {
 
 template <class C>
 class ProbeDerivativesTest : public ::testing::Test {};
-TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(ProbeDerivativesTest, TestConfigs);
 
 TYPED_TEST(ProbeDerivativesTest, JetsMatchSubsetExpansion) { jets_match_subset_expansion<TypeParam>(); }
 TYPED_TEST(ProbeDerivativesTest, ProbesMatchDenseContraction) { probes_match_dense_contraction<TypeParam>(); }

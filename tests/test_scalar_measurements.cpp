@@ -255,7 +255,7 @@ void transpose_is_the_chunk_invariant_adjoint() {
 
 template <class C>
 class ScalarMeasurements : public ::testing::Test {};
-TYPED_TEST_SUITE(ScalarMeasurements, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(ScalarMeasurements, TestConfigs);
 
 TYPED_TEST(ScalarMeasurements, JetsMatchTheSubsetExpansionOfTheDenseTensor) {
   scalar_jets_match_subset_expansion<TypeParam>();

@@ -381,7 +381,7 @@ void t3_from_dense_is_exact_and_quasi_optimal() {
 
 template <class C>
 class T3SvdTest : public ::testing::Test {};
-TYPED_TEST_SUITE(T3SvdTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(T3SvdTest, TestConfigs);
 
 TYPED_TEST(T3SvdTest, ReduceRecoversMinimalRanksExactly) { reduce_recovers_minimal_ranks_exactly<TypeParam>(); }
 TYPED_TEST(T3SvdTest, TruncationErrorEqualsDiscardedSingularValues) {

@@ -737,7 +737,7 @@ void bad_inputs_throw_clear_errors() {
 
 template <class C>
 class TangentSpaceTest : public ::testing::Test {};
-TYPED_TEST_SUITE(TangentSpaceTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(TangentSpaceTest, TestConfigs);
 
 TYPED_TEST(TangentSpaceTest, RandomVariationIsReproducibleAndFitsFrame) {
   random_variation_is_reproducible_and_fits_frame<TypeParam>();

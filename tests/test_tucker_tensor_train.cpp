@@ -141,7 +141,7 @@ void bad_shapes_throw_clear_errors() {
 
 template <class C>
 class TuckerTensorTrainTest : public ::testing::Test {};
-TYPED_TEST_SUITE(TuckerTensorTrainTest, TestConfigs, ConfigName);
+TYPED_TEST_SUITE(TuckerTensorTrainTest, TestConfigs);
 
 TYPED_TEST(TuckerTensorTrainTest, DenseMatchesMultiIndexSum) { dense_matches_multi_index_sum<TypeParam>(); }
 TYPED_TEST(TuckerTensorTrainTest, EntriesMatchDense) { entries_match_dense<TypeParam>(); }

@@ -98,6 +98,13 @@ using Array = nb::ndarray<nb::ro, nb::c_contig>;
 /// A writable host one: the NumPy arrays allocated here.
 using HostArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
 
+/// The extents of an array, outermost first.
+inline std::vector<std::size_t> shape_of(Array const& a) {
+  std::vector<std::size_t> shape;
+  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  return shape;
+}
+
 template <class Scalar>
 using Matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, Memory>;
 template <class Scalar>
@@ -438,17 +445,14 @@ void copy_bytes_to_array(void* dst, void const* src, std::size_t bytes) {
 
 /// A host array's copy in the module's memory (a device build's upload of a host argument).
 inline Array upload(Array const& host, Dtype dt) {
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < host.ndim(); ++k) shape.push_back(host.shape(k));
-  Output out = new_array(shape, dt);
+  Output out = new_array(shape_of(host), dt);
   copy_bytes_to_array<Kokkos::HostSpace>(out.data, host.data(), host.nbytes());
   return nb::cast<Array>(out.array, false);
 }
 
 /// A NumPy copy of an array of the module (a download, in a device build).
 inline nb::object host_copy(Array const& a) {
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  std::vector<std::size_t> const shape = shape_of(a);
   Dtype const dt = a.dtype() == dlpack_dtype(Dtype::float32) ? Dtype::float32
                    : a.dtype() == dlpack_dtype(Dtype::int32) ? Dtype::int32
                                                              : Dtype::float64;
@@ -501,9 +505,7 @@ nb::object array_copy(View const& v, Dtype dt, std::vector<std::size_t> shape = 
 /// A read-only view of an array held by `owner` (which keeps it alive), of its shape or of `shape` (as many
 /// entries): NumPy in a host build, a DLPack-capable array on the device in a device build.
 inline nb::object array_view(Array const& a, nb::handle owner, std::vector<std::size_t> shape = {}) {
-  if (shape.empty()) {
-    for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
-  }
+  if (shape.empty()) shape = shape_of(a);
   if constexpr (!device_build) {
     nb::ndarray<nb::numpy, nb::ro> view(a.data(), shape.size(), shape.data(), owner, nullptr, a.dtype());
     return nb::cast(view, nb::rv_policy::reference);

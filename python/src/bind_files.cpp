@@ -65,9 +65,7 @@ template <class View>
 View host_float64(Array const& a, nb::list& keep) {
   nb::object const copy = numpy().attr("ascontiguousarray")(host_copy(a), "dtype"_a = "float64");
   keep.append(copy);
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
-  return view_over<View>(nb::cast<HostArray>(copy, false).data(), shape,
+  return view_over<View>(nb::cast<HostArray>(copy, false).data(), shape_of(a),
                          std::make_index_sequence<std::size_t(View::rank)>{});
 }
 

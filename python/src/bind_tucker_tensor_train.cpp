@@ -110,8 +110,7 @@ nb::tuple t3_from_dense(nb::handle dense, nb::handle max_tucker_ranks, nb::handl
   auto const options = svd_options(max_tucker_ranks, max_tt_ranks, rtol, where);
   Dtype const dt = inferred_dtype(dtype, nb::make_tuple(dense), where);
   Array const a = as_array(dense, dt, 0, where, "dense", "(N_0 x .. x N_{d-1})");
-  std::vector<std::size_t> shape;
-  for (std::size_t k = 0; k < a.ndim(); ++k) shape.push_back(a.shape(k));
+  std::vector<std::size_t> const shape = shape_of(a);
   if (shape.empty()) fail(where + ": dense must be an array of d >= 1 dimensions, got a 0-d array");
   require_finite({a}, dt, where, "dense", false);
   // The host copies of the dense tensor and of its unfoldings and projections (t3_from_dense works on the host).
