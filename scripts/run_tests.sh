@@ -2,7 +2,8 @@
 # Builds T3K and runs its tests in five legs (one of them compile only); any failure fails the script (nonzero exit).
 #
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests, the t3k CLI and the
-#           Python module, whole suite through ctest (every typed test runs on Serial and OpenMP, two OpenMP threads);
+#           Python module (no benchmarks: the device-paths leg builds perf/), whole suite through ctest, JOBS tests at a
+#           time (every typed test runs on Serial and OpenMP, two OpenMP threads that sleep while they wait);
 #           then the examples (examples/your_data with Python, examples/cpp against the installed package); then the
 #           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh; then the
 #           API reference (Doxygen, warnings are errors) and every code block of README.md and docs/
@@ -10,15 +11,16 @@
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
 #           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
-#           threads) running the code paths of device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks,
-#           uncapped auto chunks), which no GPU-less machine would otherwise run.
+#           threads), JOBS at a time, running the code paths of device backends (CUDA, HIP: per-entry kernels,
+#           2048-probe blocks, uncapped auto chunks), which no GPU-less machine would otherwise run; perf/'s programs
+#           compiled.
 #   hip     Compile only (no AMD GPU here): every test and t3k_bench with Debian's hipcc against
 #           the HIP Kokkos of scripts/setup.sh (build-hip/).
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
-#           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles about 2.5x faster than -O1 here, and compiling
-#           dominates this leg.
+#           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles
+#           about 2.5x faster than -O1 here, and compiling dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX and T3K_VENV (as in setup.sh),
 # T3K_JOBS (build jobs, default 2), T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS
@@ -121,9 +123,9 @@ for leg in $LEGS; do
       begin main "Release, OpenMP+Serial Kokkos ($PREFIX), all tests (build/)"
       cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
         -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_MPI=ON \
-        -DT3K_ENABLE_PYTHON=ON -DPython_EXECUTABLE="$VENV/bin/python"
+        -DT3K_ENABLE_BENCHMARKS=OFF -DT3K_ENABLE_PYTHON=ON -DPython_EXECUTABLE="$VENV/bin/python"
       cmake --build build -j "$JOBS"
-      (cd build && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 | tee build/ctest.log
+      (cd build && ctest --output-on-failure --no-tests=error --timeout 900 -j "$JOBS") 2>&1 | tee build/ctest.log
       run_examples
       run_python
       run_docs
@@ -136,11 +138,13 @@ for leg in $LEGS; do
         -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON \
         -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=ON \
         -DT3K_ENABLE_MPI=OFF
-      # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests), and the
-      # benchmarks for their smoke run (which counts kernel launches on device paths only).
+      # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests), the
+      # benchmarks for their smoke run (which counts kernel launches on device paths only), and perf/'s other
+      # programs, which only this leg builds.
       cmake --build build-device-paths -j "$JOBS" --target t3k_tests
       cmake --build build-device-paths -j "$JOBS" --target t3k_bench t3k_bench_flop_counts_check
-      (cd build-device-paths && ctest --output-on-failure --no-tests=error --timeout 900) 2>&1 |
+      cmake --build build-device-paths -j "$JOBS" --target t3k_large_assembly t3k_rank_continuation_targets
+      (cd build-device-paths && ctest --output-on-failure --no-tests=error --timeout 900 -j "$JOBS") 2>&1 |
         tee build-device-paths/ctest.log
       end "$(count_tests build-device-paths/ctest.log)"
       ;;
