@@ -25,18 +25,25 @@
 namespace t3k {
 namespace cli {
 
+/// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: one of the variables launchers set in
+/// each rank's environment is there.
+bool launched_by_mpi();
+
 /// MPI for the lifetime of the tool: MPI_Init_thread (MPI_THREAD_FUNNELED: only the main thread calls MPI; Kokkos'
-/// host threads never do) on construction, MPI_Finalize on destruction. Without T3K_ENABLE_MPI it does nothing.
-/// Construct it first in main, before Kokkos, so that it is destroyed last. A run without mpirun is an MPI
-/// singleton of one rank and behaves as the single-process tool.
+/// host threads never do) on construction, MPI_Finalize on destruction, where a launcher started the process
+/// (launched_by_mpi). Otherwise, and without T3K_ENABLE_MPI, it does nothing and the tool is the single process.
+/// Construct it first in main, before Kokkos, so that it is destroyed last.
 class MpiSession {
  public:
   MpiSession(int& argc, char**& argv);
   ~MpiSession();
   MpiSession(MpiSession const&) = delete;
   MpiSession& operator=(MpiSession const&) = delete;
-  /// Every rank of the run (Communicator::world(), a single rank without MPI).
+  /// Every rank of the run (Communicator::world() where MPI was initialized, otherwise this process alone).
   Communicator world() const;
+
+ private:
+  bool initialized_ = false;
 };
 
 /// The exit code a command gives an exception (2 for bad input, 1 otherwise; each command has its own mapping).
