@@ -8,6 +8,7 @@
 
 #include "reference.hpp"
 #include "shape_cases.hpp"
+#include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/impl/host/host_lapack.hpp"
 #include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/random_t3.hpp"
@@ -207,7 +208,24 @@ void manifold_dimension_is_the_rank_of_the_jacobian() {
     EXPECT_EQ(t3k::manifold_dimension(sh.big_n, sh.n, sh.r, t3k::ModeSharing::unshared(sh.big_n)), dim) << what;
   }
   EXPECT_EQ(t3k::manifold_dimension({4, 5}, {3, 3}, {1, 3, 1}), 18u);  // 3 (4 + 5 - 3)
-  EXPECT_EQ(t3k::manifold_dimension({5}, {3}, {2, 4}), 5u);            // every vector of R^5
+}
+
+// At feasible ranks the dimension is the number of gauged variations at the frame (docs/math.md): nO_i (N_i - nU_i)
+// Tucker entries orthogonal to U_i, and TT blocks rL_i nU_i rR_{i+1} less rL_{i+1} rR_{i+1} orthogonal to L_i for
+// i <= d - 2.
+void manifold_dimension_counts_the_gauged_variations_at_feasible_ranks() {
+  for (auto const& sh : dimension_cases()) {
+    auto const f = t3k::feasible_ranks(sh.big_n, sh.n, sh.r);
+    auto const fr = t3k::impl::frame_shapes_of_t3("test", sh.big_n, f.tucker_ranks, f.tt_ranks);
+    std::size_t const d = sh.big_n.size();
+    std::size_t gauged = 0;
+    for (std::size_t i = 0; i < d; ++i) {
+      gauged += fr.no[i] * (fr.big_n[i] - fr.nu[i]) + fr.rl[i] * fr.nu[i] * fr.rr[i + 1];
+      if (i + 2 <= d) gauged -= fr.rl[i + 1] * fr.rr[i + 1];
+    }
+    EXPECT_EQ(gauged, t3k::manifold_dimension(sh.big_n, sh.n, sh.r)) << "N = " << t3k::impl::shape_string(sh.big_n);
+  }
+  EXPECT_EQ(t3k::manifold_dimension({5}, {3}, {2, 4}), 5u);  // every vector of R^5
 }
 
 void shared_manifold_dimension_is_the_rank_of_the_tied_jacobian() {
@@ -278,6 +296,9 @@ TYPED_TEST(ModeSharingTest, TyingAliasesTheFirstFactorOfEachGroup) {
   tying_aliases_the_first_factor_of_each_group<TypeParam>();
 }
 TEST(ManifoldDimension, IsTheRankOfTheJacobian) { manifold_dimension_is_the_rank_of_the_jacobian(); }
+TEST(ManifoldDimension, CountsTheGaugedVariationsAtFeasibleRanks) {
+  manifold_dimension_counts_the_gauged_variations_at_feasible_ranks();
+}
 TEST(ManifoldDimension, SharedIsTheRankOfTheTiedJacobian) {
   shared_manifold_dimension_is_the_rank_of_the_tied_jacobian();
 }
