@@ -138,29 +138,33 @@ void host_up_orthogonalize(HostT3Cores<Scalar>& h) {
   }
 }
 
-/// docs/math.md: for i = 0..d-2, the (r_i n_i) x r_{i+1} unfolding of G_i = Q Z; G_i <- Q reshaped
-/// (r_i, n_i, m); G_{i+1} <- Z G_{i+1}. Afterwards G_0..G_{d-2} are left-orthogonal.
+/// One step of the left sweep (docs/math.md): the (r_i n_i) x r_{i+1} unfolding of G_i = Q Z; G_i <- Q reshaped
+/// (r_i, n_i, m); G_{i+1} <- Z G_{i+1}, which moves the centre from core i to core i + 1 (i <= d - 2).
+template <class Scalar>
+void host_left_step(HostT3Cores<Scalar>& h, std::size_t i) {
+  auto const g = h.g[i];
+  auto const next = h.g[i + 1];
+  int const ra = int(g.extent(0)), n = int(g.extent(1)), rb = int(g.extent(2));
+  std::vector<Scalar> q, z;
+  int const m = host_thin_qr(ra * n, rb, g.data(), q, z);
+  auto ng = host_core<Scalar>(ra, n, m);
+  std::copy(q.begin(), q.end(), ng.data());
+  int const cols = int(next.extent(1) * next.extent(2));
+  auto nn = host_core<Scalar>(m, next.extent(1), next.extent(2));
+  for (int x = 0; x < m; ++x)
+    for (int c = 0; c < cols; ++c) {
+      Scalar acc = 0;
+      for (int b = x; b < rb; ++b) acc += z[std::size_t(x) * rb + b] * next.data()[std::size_t(b) * cols + c];
+      nn.data()[std::size_t(x) * cols + c] = acc;
+    }
+  h.g[i] = ng;
+  h.g[i + 1] = nn;
+}
+
+/// docs/math.md: host_left_step for i = 0..d-2. Afterwards G_0..G_{d-2} are left-orthogonal.
 template <class Scalar>
 void host_left_sweep(HostT3Cores<Scalar>& h) {
-  for (std::size_t i = 0; i + 1 < h.d(); ++i) {
-    auto const g = h.g[i];
-    auto const next = h.g[i + 1];
-    int const ra = int(g.extent(0)), n = int(g.extent(1)), rb = int(g.extent(2));
-    std::vector<Scalar> q, z;
-    int const m = host_thin_qr(ra * n, rb, g.data(), q, z);
-    auto ng = host_core<Scalar>(ra, n, m);
-    std::copy(q.begin(), q.end(), ng.data());
-    int const cols = int(next.extent(1) * next.extent(2));
-    auto nn = host_core<Scalar>(m, next.extent(1), next.extent(2));
-    for (int x = 0; x < m; ++x)
-      for (int c = 0; c < cols; ++c) {
-        Scalar acc = 0;
-        for (int b = x; b < rb; ++b) acc += z[std::size_t(x) * rb + b] * next.data()[std::size_t(b) * cols + c];
-        nn.data()[std::size_t(x) * cols + c] = acc;
-      }
-    h.g[i] = ng;
-    h.g[i + 1] = nn;
-  }
+  for (std::size_t i = 0; i + 1 < h.d(); ++i) host_left_step(h, i);
 }
 
 /// docs/math.md (LQ sweep): for i = d-1..1, the transpose of the r_i x (n_i r_{i+1})

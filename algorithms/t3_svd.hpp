@@ -91,6 +91,32 @@ int kept_count(std::vector<Scalar> const& sigma, long long cap, double rtol) {
   return keep < 1 ? 1 : keep;
 }
 
+/// TT truncation at bond i + 1 (docs/math.md): the (r_i n_i) x r_{i+1} unfolding of G_i = P diag(sigma) Qt; keep
+/// kept_count(sigma, cap, rtol) triplets: G_i <- P, G_{i+1} <- diag(sigma) Qt G_{i+1}. Returns all of sigma.
+template <class Scalar>
+std::vector<Scalar> host_truncate_bond(HostT3Cores<Scalar>& h, std::size_t i, long long cap, double rtol) {
+  auto const g = h.g[i];
+  int const ra = int(g.extent(0)), nk = int(g.extent(1)), rb = int(g.extent(2));
+  std::vector<Scalar> p2, sigma2, qt2;
+  int const k2 = host_thin_svd(ra * nk, rb, g.data(), p2, sigma2, qt2);
+  int const rk = kept_count(sigma2, cap, rtol);
+  auto left = host_core<Scalar>(ra, nk, rk);
+  for (int row = 0; row < ra * nk; ++row)
+    for (int c = 0; c < rk; ++c) left.data()[std::size_t(row) * rk + c] = p2[std::size_t(row) * k2 + c];
+  auto const next = h.g[i + 1];
+  int const cols = int(next.extent(1) * next.extent(2));
+  auto nn = host_core<Scalar>(rk, next.extent(1), next.extent(2));
+  for (int x = 0; x < rk; ++x)
+    for (int c = 0; c < cols; ++c) {
+      Scalar acc = 0;
+      for (int b = 0; b < rb; ++b) acc += qt2[std::size_t(x) * rb + b] * next.data()[std::size_t(b) * cols + c];
+      nn.data()[std::size_t(x) * cols + c] = sigma2[std::size_t(x)] * acc;
+    }
+  h.g[i] = left;
+  h.g[i + 1] = nn;
+  return sigma2;
+}
+
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 T3SvdResult<Scalar, MemorySpace> t3_svd_impl(ExecutionSpace const& space,
                                              TuckerTensorTrain<Scalar, MemorySpace> const& x,
@@ -128,27 +154,9 @@ T3SvdResult<Scalar, MemorySpace> t3_svd_impl(ExecutionSpace const& space,
     h.u[i] = nu;
     h.g[i] = ng;
     if (i + 1 == d) break;
-    // (b) TT truncation at bond i+1: (a n') x b unfolding = P diag(sigma) Qt; G_i <- P, G_{i+1} <- diag(sigma) Qt
-    // G_{i+1}.
-    std::vector<Scalar> p2, sigma2, qt2;
-    int const k2 = host_thin_svd(ra * nk, rb, ng.data(), p2, sigma2, qt2);
+    // (b) TT truncation at bond i+1.
     long long const tt_cap = options.max_tt_ranks.empty() ? 0 : options.max_tt_ranks[i + 1];
-    int const rk = kept_count(sigma2, tt_cap, options.rtol);
-    result.tt_singular_values.push_back(sigma2);
-    auto left = host_core<Scalar>(ra, nk, rk);
-    for (int row = 0; row < ra * nk; ++row)
-      for (int c = 0; c < rk; ++c) left.data()[std::size_t(row) * rk + c] = p2[std::size_t(row) * k2 + c];
-    auto const next = h.g[i + 1];
-    int const cols = int(next.extent(1) * next.extent(2));
-    auto nn = host_core<Scalar>(rk, next.extent(1), next.extent(2));
-    for (int x = 0; x < rk; ++x)
-      for (int c = 0; c < cols; ++c) {
-        Scalar acc = 0;
-        for (int b = 0; b < rb; ++b) acc += qt2[std::size_t(x) * rb + b] * next.data()[std::size_t(b) * cols + c];
-        nn.data()[std::size_t(x) * cols + c] = sigma2[std::size_t(x)] * acc;
-      }
-    h.g[i] = left;
-    h.g[i + 1] = nn;
+    result.tt_singular_values.push_back(host_truncate_bond(h, i, tt_cap, options.rtol));
   }
   result.t3 = from_host_cores<MemorySpace>(space, h, "t3k::t3_svd");
   return result;

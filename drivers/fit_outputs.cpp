@@ -7,6 +7,7 @@
 #include "t3k/io/file_safety.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
+#include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/core/build_info.hpp"
 #include "t3k/version.hpp"
 
@@ -136,6 +137,8 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   emit_list(out, result.x.tucker_ranks());
   out << YAML::Key << "tt_ranks" << YAML::Value;
   emit_list(out, result.x.tt_ranks());
+  // The model's degrees of freedom, to set against the number of measurements (docs/math.md).
+  out << YAML::Key << "manifold_dimension" << YAML::Value << t3k::manifold_dimension(result.x);
   if (setup.continuation.enabled()) {
     out << YAML::Key << "rank_steps" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (std::size_t k = 1; k < result.history.size(); ++k) {

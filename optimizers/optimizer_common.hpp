@@ -4,6 +4,7 @@
 /// (point, frame, loss, residual, gradient) with its evaluation (docs/math.md, the fitting problem).
 
 #include "t3k/algorithms/estimate_chunk_size.hpp"
+#include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/retraction.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
@@ -129,21 +130,12 @@ std::size_t fit_chunk_rows(ChunkSize requested, TuckerTensorTrain<Scalar, Memory
 }
 
 /// Clips ranks to what a T3 of mode shapes `big_n` can hold, to a fixed point: n_i <= min(N_i, r_i r_{i+1}),
-/// r_e <= r_{e-1} n_{e-1} and r_e <= n_e r_{e+1}.
+/// r_e <= r_{e-1} n_{e-1} and r_e <= n_e r_{e+1} (the unshared bounds of t3k::feasible_ranks; boundary ranks as given).
 inline void clip_to_feasible(std::vector<std::size_t> const& big_n, std::vector<std::size_t>& n,
                              std::vector<std::size_t>& r) {
-  std::size_t const d = n.size();
-  for (bool changed = true; changed;) {
-    changed = false;
-    auto lower = [&changed](std::size_t& v, std::size_t cap) {
-      if (v > cap) {
-        v = cap;
-        changed = true;
-      }
-    };
-    for (std::size_t i = 0; i < d; ++i) lower(n[i], std::min(big_n[i], r[i] * r[i + 1]));
-    for (std::size_t e = 1; e < d; ++e) lower(r[e], std::min(r[e - 1] * n[e - 1], n[e] * r[e + 1]));
-  }
+  std::vector<std::vector<std::size_t>> singletons(n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) singletons[i] = {i};
+  lower_to_feasible(big_n, singletons, n, r);
 }
 
 /// The starting point of a fit at fixed ranks, with notes on the ranks it clipped.

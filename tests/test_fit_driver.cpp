@@ -12,6 +12,7 @@
 #include "drivers/optimizer_keys.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
+#include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/optimizers/adam.hpp"
@@ -158,8 +159,8 @@ std::string run_and_check_outputs(ScratchDirectory const& dir, std::string const
   EXPECT_NE(r.output.find("outputs in " + dir.file("out")), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("iteration 1 loss"), std::string::npos) << "plain progress log expected (not a TTY)";
   std::string const summary = read_file(dir.file("out/summary.yaml"));
-  for (char const* key : {"t3k_version:", "kokkos_version:", "backend:", "config:", "initial:", "final:", "converged:",
-                          "reason:", "timings_seconds:", "chunk_size:"}) {
+  for (char const* key : {"t3k_version:", "kokkos_version:", "backend:", "config:", "manifold_dimension:", "initial:",
+                          "final:", "converged:", "reason:", "timings_seconds:", "chunk_size:"}) {
     EXPECT_NE(summary.find(key), std::string::npos) << key << " missing in summary.yaml:\n" << summary;
   }
   double const initial = summary_value(summary, "initial", "loss");
@@ -1033,6 +1034,9 @@ void infeasible_model_ranks_are_clipped_once_and_reported_as_written() {
     EXPECT_EQ(r.output.find("clipped from 9 to 7"), std::string::npos) << r.output;
     std::string const summary = read_file(dir.file("out/summary.yaml"));
     EXPECT_NE(summary.find("Tucker rank 1 clipped from 9 to 6"), std::string::npos) << summary;
+    // The dimension of the model that ran, ranks (2, 6, 3) and (1, 2, 3, 1): 2*3 + 6*1 + 3*3 + (4 + 36 + 9) - (4 + 9).
+    EXPECT_EQ(summary_value(summary, "model", "manifold_dimension"), 57.0) << summary;
+    EXPECT_EQ(t3k::manifold_dimension({5, 7, 6}, {2, 6, 3}, {1, 2, 3, 1}), 57u);
     auto const model = io::Reader(dir.file("out/model.h5")).read_t3();
     EXPECT_EQ(model.tucker_ranks(), (std::vector<std::size_t>{2, 6, 3})) << "iterations " << iterations;
     EXPECT_EQ(model.tt_ranks(), (std::vector<std::size_t>{1, 2, 3, 1})) << "iterations " << iterations;

@@ -1,10 +1,11 @@
 /// \file bind_tucker_tensor_train.cpp
-/// Python bindings of the Tucker tensor train: construction (from arrays, random), to_dense, norm, t3_svd and
-/// inner_product.
+/// Python bindings of the Tucker tensor train: construction (from arrays, random), to_dense, norm, t3_svd,
+/// inner_product and the manifold dimension.
 
 #include "bindings.hpp"
 #include "objects.hpp"
 
+#include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/algorithms/t3_from_dense.hpp"
 #include "t3k/algorithms/t3_linear_algebra.hpp"
@@ -46,6 +47,14 @@ nb::object to_dense(PyTuckerTensorTrain const& x) {
     run_kernels([&] { flat = t3k::to_dense(ExecutionSpace(), t3); });
     return array_copy(flat, x.dtype, t3.mode_shapes());
   });
+}
+
+std::size_t manifold_dimension(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks) {
+  std::string const where = "t3k.manifold_dimension";
+  auto const big_n = size_list_arg(shape, where, "shape");
+  auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
+  auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
+  return t3k::manifold_dimension(big_n, n, r);
 }
 
 double norm(PyTuckerTensorTrain const& x) {
@@ -200,6 +209,20 @@ void bind_tucker_tensor_train(nb::module_& m) {
             return r;
           },
           "[r_0, .., r_d] (d + 1 entries).")
+      .def_prop_ro(
+          "manifold_dimension",
+          [](PyTuckerTensorTrain const& x) {
+            std::vector<std::size_t> big_n, n, r;
+            for (auto const& a : x.tucker) {
+              n.push_back(a.shape(0));
+              big_n.push_back(a.shape(1));
+            }
+            for (auto const& a : x.tt) r.push_back(a.shape(0));
+            r.push_back(x.tt.back().shape(2));
+            return t3k::manifold_dimension(big_n, n, r);
+          },
+          "The dimension of the manifold of T3s of this T3's shape and ranks: its degrees of freedom\n"
+          "(t3k.manifold_dimension).")
       .def_prop_ro("n_modes", &PyTuckerTensorTrain::n_modes, "d, the number of modes.")
       .def_prop_ro(
           "dtype", [](PyTuckerTensorTrain const& x) { return numpy_dtype(x.dtype); },
@@ -229,6 +252,13 @@ void bind_tucker_tensor_train(nb::module_& m) {
         "entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.\n"
         "Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),\n"
         "every singular value computed, before truncation. None: no cap.");
+  m.def("manifold_dimension", &manifold_dimension, "shape"_a, "tucker_ranks"_a, "tt_ranks"_a,
+        nb::sig("def manifold_dimension(shape: typing.Sequence[int], tucker_ranks: typing.Sequence[int], "
+                "tt_ranks: typing.Sequence[int]) -> int"),
+        "The dimension of the manifold of T3s of this shape and these ranks, the model's degrees of freedom:\n"
+        "sum_i n_i (N_i - n_i) + sum_i r_i n_i r_{i+1} - sum_{e=1..d-1} r_e^2, counted at the ranks such T3s\n"
+        "actually have (boundary ranks 1, every rank lowered to what its neighbours allow; docs/math.md).\n"
+        "Nothing runs. Raises ValueError for inconsistent lists.");
   m.def("t3_from_dense", &t3_from_dense, "dense"_a, "max_tucker_ranks"_a.none() = nb::none(),
         "max_tt_ranks"_a.none() = nb::none(), "rtol"_a = 0.0, "dtype"_a.none() = nb::none(),
         nb::sig("def t3_from_dense(dense: numpy.typing.ArrayLike, max_tucker_ranks: typing.Sequence[int] | None = "

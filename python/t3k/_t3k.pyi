@@ -67,6 +67,13 @@ class TuckerTensorTrain:
         """[r_0, .., r_d] (d + 1 entries)."""
 
     @property
+    def manifold_dimension(self) -> int:
+        """
+        The dimension of the manifold of T3s of this T3's shape and ranks: its degrees of freedom
+        (t3k.manifold_dimension).
+        """
+
+    @property
     def n_modes(self) -> int:
         """d, the number of modes."""
 
@@ -87,6 +94,14 @@ def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, 
     entries, boundary entries ignored), keeping singular values above rtol * the largest of each unfolding.
     Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),
     every singular value computed, before truncation. None: no cap.
+    """
+
+def manifold_dimension(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int]) -> int:
+    """
+    The dimension of the manifold of T3s of this shape and these ranks, the model's degrees of freedom:
+    sum_i n_i (N_i - n_i) + sum_i r_i n_i r_{i+1} - sum_{e=1..d-1} r_e^2, counted at the ranks such T3s
+    actually have (boundary ranks 1, every rank lowered to what its neighbours allow; docs/math.md).
+    Nothing runs. Raises ValueError for inconsistent lists.
     """
 
 def t3_from_dense(dense: numpy.typing.ArrayLike, max_tucker_ranks: Sequence[int] | None = None, max_tt_ranks: Sequence[int] | None = None, rtol: float = 0.0, dtype: numpy.typing.DTypeLike = None) -> tuple[TuckerTensorTrain, list[numpy.ndarray], list[numpy.ndarray]]:

@@ -70,3 +70,42 @@ def test_random_is_reproducible_and_has_the_requested_shapes():
     assert not np.array_equal(a.to_dense(), c.to_dense())
     assert f.dtype == np.float32
     np.testing.assert_allclose(a.to_dense(), t3_dense(a.tucker_cores, a.tt_cores), rtol=1e-12, atol=1e-12)
+
+
+def _jacobian_rank(tucker, tt):
+    """Rank of the map from all core entries to the dense tensor: the tensor is linear in each core, so the column of
+    one entry is the dense tensor with that core replaced by the entry's unit core."""
+    columns = []
+    for cores, other, first in ((tucker, tt, True), (tt, tucker, False)):
+        for i, core in enumerate(cores):
+            for e in range(core.size):
+                unit = np.zeros(core.size)
+                unit[e] = 1.0
+                replaced = list(cores)
+                replaced[i] = unit.reshape(core.shape)
+                dense = t3_dense(replaced, other) if first else t3_dense(other, replaced)
+                columns.append(dense.ravel())
+    sigma = np.linalg.svd(np.array(columns).T, compute_uv=False)
+    return int(np.sum(sigma > 1e-9 * sigma[0]))
+
+
+@pytest.mark.parametrize(
+    "shape, tucker_ranks, tt_ranks",
+    SHAPES
+    + [
+        ((3, 4, 3), (4, 3, 2), (1, 2, 4, 1)),  # n_0 > N_0 and r_2 > n_2 r_3: counted at the ranks X can have
+        ((3, 4, 3), (2, 2, 2), (2, 2, 3, 3)),  # boundary ranks 2 and 3
+        ((5,), (3,), (2, 4)),  # d = 1: every vector
+    ],
+)
+def test_manifold_dimension_is_the_rank_of_the_jacobian(rng, shape, tucker_ranks, tt_ranks):
+    x, tucker, tt = random_t3(rng, shape, tucker_ranks, tt_ranks)
+    dim = t3k.manifold_dimension(shape, tucker_ranks, tt_ranks)
+    assert dim == _jacobian_rank(tucker, tt)
+    assert x.manifold_dimension == dim
+
+
+def test_manifold_dimension_of_a_matrix_and_bad_lists():
+    assert t3k.manifold_dimension([4, 5], [3, 3], [1, 3, 1]) == 3 * (4 + 5 - 3)
+    with pytest.raises(ValueError, match="tt_ranks has 2 entries, expected d \\+ 1 = 3"):
+        t3k.manifold_dimension([4, 5], [3, 3], [1, 1])
