@@ -337,14 +337,23 @@ void Reader::Impl::require_members(std::string const& group, std::size_t d, std:
   if (n != d) fail(group + " has " + std::to_string(n) + " members, expected d = " + std::to_string(d) + reason);
 }
 
-std::optional<std::vector<std::int64_t>> Reader::Impl::integer_list_attribute(std::string const& object,
-                                                                              std::string const& name) const {
+std::optional<Handle> Reader::Impl::open_attribute(std::string const& object, std::string const& name,
+                                                   std::string& what) const {
   if (!first_missing(object).empty()) return std::nullopt;
   htri_t const has = H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT);
   if (has <= 0) return std::nullopt;
-  std::string const what = "attribute '" + name + "' of " + object;
+  what = "attribute '" + name + "' of " + object;
   Handle attr(H5Aopen_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!attr.valid()) fail("cannot open " + what);
+  return attr;
+}
+
+std::optional<std::vector<std::int64_t>> Reader::Impl::integer_list_attribute(std::string const& object,
+                                                                              std::string const& name) const {
+  std::string what;
+  auto opened = open_attribute(object, name, what);
+  if (!opened) return std::nullopt;
+  Handle const& attr = *opened;
   Handle space(H5Aget_space(attr.get()), H5Sclose);
   int const rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
   hssize_t const n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
@@ -359,12 +368,10 @@ std::optional<std::vector<std::int64_t>> Reader::Impl::integer_list_attribute(st
 }
 
 std::optional<std::int64_t> Reader::Impl::integer_attribute(std::string const& object, std::string const& name) const {
-  if (!first_missing(object).empty()) return std::nullopt;
-  htri_t const has = H5Aexists_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT);
-  if (has <= 0) return std::nullopt;
-  std::string const what = "attribute '" + name + "' of " + object;
-  Handle attr(H5Aopen_by_name(file.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!attr.valid()) fail("cannot open " + what);
+  std::string what;
+  auto opened = open_attribute(object, name, what);
+  if (!opened) return std::nullopt;
+  Handle const& attr = *opened;
   Handle space(H5Aget_space(attr.get()), H5Sclose);
   if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1) fail(what + " is not a single value");
   Handle type(H5Aget_type(attr.get()), H5Tclose);

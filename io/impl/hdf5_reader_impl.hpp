@@ -101,6 +101,10 @@ struct Reader::Impl {
   /// Refuses a `group` that does not have `d` members; `reason` says where d comes from.
   void require_members(std::string const& group, std::size_t d, std::string const& reason) const;
 
+  /// The attribute `name` of `object`, open; nullopt when the object or the attribute is absent. `what` receives
+  /// "attribute 'name' of object" for messages.
+  std::optional<Handle> open_attribute(std::string const& object, std::string const& name, std::string& what) const;
+
   /// A 1-D (or scalar) integer attribute as int64 values; empty when absent.
   std::optional<std::vector<std::int64_t>> integer_list_attribute(std::string const& object,
                                                                   std::string const& name) const;

@@ -2,7 +2,7 @@
 /// \file arrays.hpp
 /// The Python module's arrays: Python arguments (arrays through the buffer protocol or DLPack, integers, dtypes,
 /// chunk sizes) checked and converted, with a ValueError naming the argument otherwise; unmanaged Views of held
-/// arrays; fresh results; and the one place kernels run (GIL released, one call at a time).
+/// arrays; fresh results. Kernels run through kernel_lock.hpp.
 ///
 /// The module computes in Kokkos' default execution space. In a host build arrays come in through nanobind's
 /// ndarray (buffer protocol or DLPack) and are wrapped as unmanaged host Views: a C-contiguous array of the
@@ -26,6 +26,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "kernel_lock.hpp"
+
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/io/file_safety.hpp"
 
@@ -36,7 +38,6 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -48,9 +49,6 @@ namespace t3k_python {
 namespace nb = nanobind;
 using namespace nb::literals;
 
-/// Where the module computes: the default execution space of the Kokkos it is built with.
-using ExecutionSpace = Kokkos::DefaultExecutionSpace;
-using Memory = ExecutionSpace::memory_space;
 /// A device build: the module's arrays live in device memory (not host memory, as in a host build).
 inline constexpr bool device_build = !std::is_same_v<Memory, Kokkos::HostSpace>;
 
@@ -377,22 +375,6 @@ decltype(auto) dispatch(Dtype dt, F&& f) {
   return f(double{});
 }
 
-// Recursive: a fit's callback runs on the launching thread with the lock held and may call t3k functions itself.
-inline std::recursive_mutex& kernel_mutex() {
-  static std::recursive_mutex mutex;
-  return mutex;
-}
-
-/// Runs `f` (which must not touch Python objects) holding the kernel lock with the GIL released, in the one order
-/// every path takes: a thread that waited for the lock while holding the GIL would deadlock against a fit whose
-/// callback holds the lock and waits for the GIL.
-template <class F>
-void without_gil_locked(F&& f) {
-  nb::gil_scoped_release release;
-  std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
-  f();
-}
-
 /// A fresh array (uninitialized) and its data.
 struct Output {
   nb::object array;
@@ -544,16 +526,6 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
   std::vector<ProbeView<Scalar>> out;
   for (auto const& a : arrays) out.emplace_back(static_cast<Scalar const*>(a.data()), a.shape(0), a.shape(1));
   return out;
-}
-
-/// Runs `f` (which must not touch Python objects) with the GIL released, one call at a time, and waits for its
-/// kernels: the library's calls are asynchronous, and Python reads the results right after.
-template <class F>
-void run_kernels(F&& f) {
-  without_gil_locked([&] {
-    f();
-    ExecutionSpace().fence();
-  });
 }
 
 /// The flat index of the first entry of `a` (of dtype Scalar, in the module's memory) that is NaN or infinite, or
