@@ -323,7 +323,13 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       stage_best_x = r.x;
       stages_without_best = 0;
     }
-    if (polish) break;
+    if (polish) {
+      // The polishing stage ran to its own cap: say so, and keep "maximum iterations reached" for the fit's cap.
+      if (r.reason == "maximum iterations reached" && last < o.max_iterations) {
+        result.reason = "polishing stage reached stage_iterations";
+      }
+      break;
+    }
     std::vector<std::size_t> n, rr;
     bool const tolerance = r.reason == "relative residual below tolerance";
     if (!tolerance && last >= o.max_iterations) {

@@ -308,6 +308,33 @@ void stop_request_ends_the_continuation() {
   EXPECT_EQ(stopped.history.back().loss, (stage1 + 1)->loss);
 }
 
+// A polishing stage that runs to stage_iterations well before max_iterations does not report the fit's cap. With
+// noise, ranks past the planted ones hold values near the noise level, which rank_rtol = 0.05 drops at the end.
+void polishing_at_its_stage_cap_is_not_the_iteration_cap() {
+  Default::execution_space space;
+  auto c = planted(space, 150, 1e-2);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 300;
+  o.common.tol_gradient = 0;
+  o.common.continuation = up_to(4, 4);
+  o.common.continuation.stage_iterations = 3;
+  o.common.continuation.rank_rtol = 0.05;
+  auto const fit = t3k::newton_cg(space, c.problem, x0, o);
+  ASSERT_TRUE(std::any_of(fit.notes.begin(), fit.notes.end(),
+                          [](std::string const& note) { return note.rfind("unused ranks dropped", 0) == 0; }))
+      << "no polishing stage: " << fit.reason;
+  std::size_t const last_stage = fit.history.back().rank_stage;
+  std::size_t const records =
+      std::count_if(fit.history.begin(), fit.history.end(), [&](auto const& r) { return r.rank_stage == last_stage; });
+  ASSERT_EQ(records, 4u) << "the polishing stage ran to its cap: its first point and three iterations";
+  ASSERT_LT(fit.history.back().iteration, o.common.max_iterations);
+  EXPECT_EQ(fit.reason, "polishing stage reached stage_iterations");
+}
+
+TEST(RankContinuation, PolishingAtItsStageCapIsNotTheIterationCap) {
+  polishing_at_its_stage_cap_is_not_the_iteration_cap();
+}
 TEST(RankContinuation, EmbeddingKeepsTheTensorAndTheLoss) { embedding_keeps_the_tensor_and_the_loss(); }
 TEST(RankContinuation, ContinuationRecoversThePlantedRanks) { continuation_recovers_the_planted_ranks(); }
 TEST(RankContinuation, TightToleranceKeepsSmallRealRanks) { tight_tolerance_keeps_small_real_ranks(); }
