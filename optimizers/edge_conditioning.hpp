@@ -22,7 +22,11 @@ namespace t3k {
 /// the modes that use its factor (one mode each while fits do not share factors), so that a factor shared by a
 /// group of modes is one edge with one spectrum.
 struct ContinuationEdge {
-  enum class Kind { tucker, tt_bond };
+  /// What the edge's rank is.
+  enum class Kind {
+    tucker,   ///< the rank of a Tucker factor
+    tt_bond,  ///< the rank of an interior TT bond
+  };
   Kind kind = Kind::tucker;          ///< a Tucker factor or a TT bond
   std::vector<std::size_t> indices;  ///< tucker: the modes using the factor; tt_bond: the bond e in 1..d-1
   std::size_t rank = 0;              ///< the current rank
