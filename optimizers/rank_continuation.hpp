@@ -244,10 +244,12 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
   for (std::size_t k = 0; k < grown.size(); ++k) {
     note += concat(k ? ", " : " ", edges[grown[k]].name(), " (kappa ", kappa(edges[grown[k]].condition_number), ")");
   }
-  note += concat("; worst kappa ", kappa(selection.worst_condition), " (",
-                 selection.worst_condition > 0 ? edges[selection.worst_edge].name() : std::string("none"), "), ",
-                 uniform ? concat("no edge ", c.condition_ratio, " times better conditioned: every eligible edge grew")
-                         : concat("edges at least ", c.condition_ratio, " times better conditioned grew"));
+  note += concat(
+      "; worst kappa ", kappa(selection.worst_condition), " (",
+      selection.worst_condition > 0 ? edges[selection.worst_edge].name() : std::string("none"), "); ",
+      uniform ? concat("no edge ", c.condition_ratio, " times better conditioned: every eligible edge a candidate")
+              : concat("candidates: the edges at least ", c.condition_ratio, " times better conditioned"),
+      c.max_edges_per_stage > 0 ? concat(", at most ", c.max_edges_per_stage, " a stage, best first") : "");
   return GrowthOutcome::grew;
 }
 

@@ -409,6 +409,36 @@ void edge_conditioning_recovers_the_planted_ranks() {
   }
 }
 
+// With max_edges_per_stage = 1, each rank step grows the best-conditioned edge that can rise at feasible ranks, and
+// the Tucker ranks asked before it that its growth unlocks (a bond unlocks at most its two modes: from ranks 1 a
+// Tucker rank can rise only with a bond); the continuation still ends at the planted ranks.
+void edge_cap_grows_one_edge_at_a_time() {
+  Default::execution_space space;
+  auto c = planted(space, 150, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 400;
+  o.common.tol_relative_residual = 1e-11;
+  o.cg_max_iterations = 100;
+  o.common.continuation = up_to(4, 4);
+  o.common.continuation.rule = t3k::GrowthRule::edge_conditioning;
+  o.common.continuation.max_edges_per_stage = 1;
+  auto const fit = t3k::newton_cg(space, c.problem, x0, o);
+  EXPECT_EQ(fit.x.tucker_ranks(), c.truth.tucker_ranks()) << fit.reason;
+  EXPECT_EQ(fit.x.tt_ranks(), c.truth.tt_ranks()) << fit.reason;
+  std::size_t single = 0, steps = 0;
+  for (auto const& note : fit.notes) {
+    if (note.rfind("edge conditioning at iteration ", 0) != 0) continue;
+    std::size_t edges = 0;
+    for (auto at = note.find("(kappa "); at != std::string::npos; at = note.find("(kappa ", at + 1)) ++edges;
+    EXPECT_LE(edges, 3u) << note;
+    single += edges == 1 ? 1 : 0;
+    ++steps;
+  }
+  EXPECT_GE(steps, 3u);
+  EXPECT_GE(single, 1u);
+}
+
 // With three probes (84 measured scalars: 3 x 2 orders x (17 - 3)) and 2.5 measurements per dimension asked, the
 // continuation grows from ranks 1 (dimension 14) to ranks 2 (dimension 30) and stops before any ranks past
 // dimension 33.6, saying so.
@@ -458,6 +488,7 @@ void polishing_at_its_stage_cap_is_not_the_iteration_cap() {
 
 TEST(RankContinuation, EdgeSelectionFollowsTheConditionNumbers) { edge_selection_follows_the_condition_numbers(); }
 TEST(RankContinuation, EdgeConditioningRecoversThePlantedRanks) { edge_conditioning_recovers_the_planted_ranks(); }
+TEST(RankContinuation, EdgeCapGrowsOneEdgeAtATime) { edge_cap_grows_one_edge_at_a_time(); }
 TEST(RankContinuation, TooFewSamplesStopTheGrowth) { too_few_samples_stop_the_growth(); }
 TEST(RankContinuation, PolishingAtItsStageCapIsNotTheIterationCap) {
   polishing_at_its_stage_cap_is_not_the_iteration_cap();
