@@ -110,6 +110,15 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
     out << YAML::Key << "stage_tol_decrease" << YAML::Value << k.stage_tol_decrease;
     out << YAML::Key << "rank_rtol" << YAML::Value << k.rank_rtol;
     out << YAML::Key << "rank_step" << YAML::Value << k.rank_step;
+    // The saturation rule, the default, stays unnamed with its unused controls: a fingerprint written before
+    // other rules existed is unchanged.
+    if (k.rule != GrowthRule::saturation) {
+      out << YAML::Key << "rule" << YAML::Value << "edge_conditioning";
+      out << YAML::Key << "condition_ratio" << YAML::Value << k.condition_ratio;
+      out << YAML::Key << "max_edges_per_stage" << YAML::Value << k.max_edges_per_stage;
+      out << YAML::Key << "condition_guard" << YAML::Value << k.condition_guard;
+      out << YAML::Key << "min_samples_per_dimension" << YAML::Value << k.min_samples_per_dimension;
+    }
     out << YAML::EndMap;
   }
   out << YAML::Key << "init" << YAML::Value << YAML::BeginMap;

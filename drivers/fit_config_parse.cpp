@@ -473,6 +473,14 @@ void Parser::parse_continuation(YAML::Node const& node) {
     auto it = k.find(key.key);
     if (it != k.end()) set_key(p + "." + key.key, it->second, key, config_.model.continuation);
   }
+  // The edge-conditioning controls would be ignored by the saturation rule: a file that gives them means that rule.
+  if (config_.model.continuation.rule != GrowthRule::edge_conditioning) {
+    for (char const* key : {"condition_ratio", "max_edges_per_stage", "condition_guard", "min_samples_per_dimension"}) {
+      if (k.count(key)) {
+        fail_at(p + "." + key, config_.locations.at(p + "." + key), "is a control of rule: edge_conditioning");
+      }
+    }
+  }
 }
 
 void Parser::parse_validation(YAML::Node const& node) {

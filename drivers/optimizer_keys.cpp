@@ -117,6 +117,18 @@ std::vector<OptionKey<RankContinuation>> const& continuation_keys() {
           "rank_rtol", [](auto& o) -> auto& { return o.rank_rtol; }, 0, false, 1, true),
       integer<O>(
           "rank_step", [](auto& o) -> auto& { return o.rank_step; }, 1, 1024),
+      choice<O, GrowthRule>(
+          "rule", [](auto& o) -> auto& { return o.rule; },
+          {{"saturation", GrowthRule::saturation}, {"edge_conditioning", GrowthRule::edge_conditioning}}),
+      real<O>(
+          "condition_ratio", [](auto& o) -> auto& { return o.condition_ratio; }, 1, false, inf, false),
+      integer<O>(
+          "max_edges_per_stage", [](auto& o) -> auto& { return o.max_edges_per_stage; }, 0, 1u << 30),
+      real<O>(
+          "condition_guard", [](auto& o) -> auto& { return o.condition_guard; }, 0, false, inf, false),
+      real<O>(
+          "min_samples_per_dimension", [](auto& o) -> auto& { return o.min_samples_per_dimension; }, 0, false, inf,
+          false),
   };
   return keys;
 }

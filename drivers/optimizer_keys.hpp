@@ -45,7 +45,7 @@ struct OptionKey {
 std::vector<OptionKey<OptimizerOptions>> const& common_keys();
 
 /// The keys of a rank continuation's controls (model.continuation: stage_iterations, stage_tol_decrease,
-/// rank_rtol, rank_step); its maximum ranks are given with the model's ranks.
+/// rank_rtol, rank_step, and the growth rule with its controls); its maximum ranks are given with the model's ranks.
 std::vector<OptionKey<RankContinuation>> const& continuation_keys();
 
 /// One optimizer's name and its own keys (the common ones not included).

@@ -19,6 +19,13 @@ struct IterationRecord;  // optimizer_common.hpp
 /// as unused.
 inline constexpr double default_rank_rtol = 1e-6;
 
+/// Which edges (Tucker factors and TT bonds) a rank continuation grows after a stage (docs/math.md, rank
+/// continuation).
+enum class GrowthRule {
+  saturation,         ///< every edge all of whose singular values are in use
+  edge_conditioning,  ///< the edges conditioned at least condition_ratio times better than the worst one
+};
+
 /// Rank continuation (docs/math.md, rank continuation): the fit starts at x0's ranks and grows them stage by stage up
 /// to the maximum ranks. Off while max_tucker_ranks is empty (the fit keeps x0's ranks).
 struct RankContinuation {
@@ -33,7 +40,19 @@ struct RankContinuation {
   /// automatic, default_rank_rtol, except for a drop that would cost a tolerance the fit met: that one keeps every
   /// value above min(default_rank_rtol, tol_relative_residual / 10) (docs/math.md, rank continuation).
   double rank_rtol = 0;
-  std::size_t rank_step = 1;  ///< ranks added to a growing mode or bond per step
+  std::size_t rank_step = 1;                 ///< ranks added to a growing mode or bond per step
+  GrowthRule rule = GrowthRule::saturation;  ///< which edges grow after a stage
+  /// edge_conditioning: an edge grows when its condition number sigma_1 / sigma_last is at most the worst edge's
+  /// divided by this (tau); when no edge is that much better, every edge that may grow does.
+  double condition_ratio = 10;
+  std::size_t max_edges_per_stage = 0;  ///< edge_conditioning: edges grown per stage at most, best first (0: all)
+  /// edge_conditioning: an edge whose condition number exceeds this never grows (its last value is not in use).
+  /// 0 (default): automatic, the smaller of 1 / rank_rtol (1 / default_rank_rtol where that is automatic) and
+  /// 1 / sqrt(epsilon) of the scalar type.
+  double condition_guard = 0;
+  /// edge_conditioning: the continuation stops before ranks at which the training measurements (scalars, see
+  /// docs/math.md) per manifold dimension would fall below this.
+  double min_samples_per_dimension = 2;
   /// \return whether the continuation is on (max_tucker_ranks given)
   bool enabled() const { return !max_tucker_ranks.empty(); }
 };

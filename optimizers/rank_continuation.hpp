@@ -7,6 +7,7 @@
 
 #include "t3k/algorithms/orthogonalize.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
+#include "t3k/optimizers/edge_conditioning.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
 
 #include <algorithm>
@@ -132,6 +133,126 @@ bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySp
   return n != n0 || r != r0;
 }
 
+/// The edges of x (docs/math.md, rank continuation): one per Tucker mode, then one per interior TT bond, with their
+/// maximum ranks and the condition numbers of their retained values in x's T3-SVD `sv`.
+template <class Scalar, class MemorySpace>
+std::vector<ContinuationEdge> continuation_edges(TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                 T3SvdResult<Scalar, MemorySpace> const& sv,
+                                                 RankContinuation const& c) {
+  auto const n = x.tucker_ranks();
+  auto const r = x.tt_ranks();
+  std::vector<ContinuationEdge> edges;
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    edges.push_back({ContinuationEdge::Kind::tucker,
+                     {i},
+                     n[i],
+                     c.max_tucker_ranks[i],
+                     retained_condition_number(sv.tucker_singular_values[i], n[i])});
+  }
+  for (std::size_t e = 1; e < n.size(); ++e) {
+    edges.push_back({ContinuationEdge::Kind::tt_bond,
+                     {e},
+                     r[e],
+                     c.max_tt_ranks[e],
+                     retained_condition_number(sv.tt_singular_values[e - 1], r[e])});
+  }
+  return edges;
+}
+
+enum class GrowthOutcome { grew, nothing_to_grow, too_few_samples };
+
+/// Ranks of the next stage by edge conditioning (docs/math.md, rank continuation): the candidates of
+/// select_edges_by_conditioning grow by rank_step in order, best conditioned first, until max_edges_per_stage of
+/// them have grown after clipping to feasible ranks (a Tucker rank can need its bonds to grow first); when the
+/// selected edges cannot grow at feasible ranks, every eligible edge is tried. `note` says which edges grew and
+/// why, or why none did; the next ranks must leave min_samples_per_dimension training measurements per manifold
+/// dimension.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
+                                          FittingProblem<Scalar, MemorySpace> const& problem,
+                                          TuckerTensorTrain<Scalar, MemorySpace> const& x, RankContinuation const& c,
+                                          std::size_t iteration, std::vector<std::size_t>& n,
+                                          std::vector<std::size_t>& r, std::string& note) {
+  auto const sv = t3_svd(space, x, T3SvdOptions{});
+  auto const edges = continuation_edges(x, sv, c);
+  double const guard = condition_guard<Scalar>(c);
+  auto const selection = select_edges_by_conditioning(edges, c.condition_ratio, guard);
+  auto const n0 = x.tucker_ranks();
+  auto const r0 = x.tt_ranks();
+  auto const big_n = x.mode_shapes();
+  std::vector<std::size_t> grown;  // edges whose rank rose, in the order they were added
+  auto grow = [&](std::vector<std::size_t> const& order) {
+    n = n0;
+    r = r0;
+    grown.clear();
+    for (std::size_t k : order) {
+      auto const& edge = edges[k];
+      if (edge.kind == ContinuationEdge::Kind::tucker) {
+        for (std::size_t i : edge.indices) n[i] = std::min(edge.max_rank, edge.rank + c.rank_step);
+      } else {
+        r[edge.indices[0]] = std::min(edge.max_rank, edge.rank + c.rank_step);
+      }
+      auto tn = n, tr = r;
+      clip_to_feasible(big_n, tn, tr);
+      for (std::size_t i = 0; i < tn.size(); ++i) tn[i] = std::max(tn[i], n0[i]);
+      for (std::size_t e = 0; e < tr.size(); ++e) tr[e] = std::max(tr[e], r0[e]);
+      grown.clear();
+      for (std::size_t j = 0; j < edges.size(); ++j) {
+        auto const& other = edges[j];
+        std::size_t const now =
+            other.kind == ContinuationEdge::Kind::tucker ? tn[other.indices[0]] : tr[other.indices[0]];
+        if (now > other.rank) grown.push_back(j);
+      }
+      if (c.max_edges_per_stage > 0 && grown.size() >= c.max_edges_per_stage) {
+        n = tn;
+        r = tr;
+        return;
+      }
+    }
+    clip_to_feasible(big_n, n, r);
+    for (std::size_t i = 0; i < n.size(); ++i) n[i] = std::max(n[i], n0[i]);
+    for (std::size_t e = 0; e < r.size(); ++e) r[e] = std::max(r[e], r0[e]);
+  };
+  bool uniform = selection.uniform;
+  grow(selection.candidates);
+  if (grown.empty() && !uniform) {
+    uniform = true;
+    grow(selection.eligible);
+  }
+  auto const kappa = [](double v) { return concat(v); };
+  if (grown.empty()) {
+    bool const room = std::any_of(edges.begin(), edges.end(), [](auto const& e) { return e.rank < e.max_rank; });
+    note = concat("rank continuation stopped growing at iteration ", iteration, ": ",
+                  room ? concat("no edge below its maximum rank has a condition number at most the guard ", guard,
+                                " (or it cannot grow at feasible ranks)")
+                       : std::string("every edge is at its maximum rank"));
+    return GrowthOutcome::nothing_to_grow;
+  }
+  std::size_t const measurements = problem.n_global_probes() * measurements_per_sample(problem, big_n);
+  std::size_t const dimension = manifold_dimension(big_n, n, r);
+  double const per_dimension = double(measurements) / double(dimension);
+  if (per_dimension < c.min_samples_per_dimension) {
+    note = concat("rank continuation stopped growing at iteration ", iteration, ": the next Tucker ranks ",
+                  shape_string(n), ", TT ranks ", shape_string(r), " (manifold dimension ", dimension, ") would leave ",
+                  per_dimension, " training measurements per dimension, below min_samples_per_dimension ",
+                  c.min_samples_per_dimension);
+    n = n0;
+    r = r0;
+    return GrowthOutcome::too_few_samples;
+  }
+  note = concat("edge conditioning at iteration ", iteration, ": grew");
+  for (std::size_t k = 0; k < grown.size(); ++k) {
+    note += concat(k ? ", " : " ", edges[grown[k]].name(), " (kappa ", kappa(edges[grown[k]].condition_number), ")");
+  }
+  note += concat(
+      "; worst kappa ", kappa(selection.worst_condition), " (",
+      selection.worst_condition > 0 ? edges[selection.worst_edge].name() : std::string("none"), "); ",
+      uniform ? concat("no edge ", c.condition_ratio, " times better conditioned: every eligible edge a candidate")
+              : concat("candidates: the edges at least ", c.condition_ratio, " times better conditioned"),
+      c.max_edges_per_stage > 0 ? concat(", at most ", c.max_edges_per_stage, " a stage, best first") : "");
+  return GrowthOutcome::grew;
+}
+
 template <class Scalar, class MemorySpace>
 void check_continuation(std::string const& where, RankContinuation const& c,
                         TuckerTensorTrain<Scalar, MemorySpace> const& x0) {
@@ -161,6 +282,11 @@ void check_continuation(std::string const& where, RankContinuation const& c,
     throw InvalidArgument(where +
                           ": continuation needs stage_iterations >= 1, rank_step >= 1, rank_rtol >= 0 and "
                           "stage_tol_decrease >= 0");
+  }
+  if (!(c.condition_ratio >= 1) || !(c.condition_guard >= 0) || !(c.min_samples_per_dimension >= 0)) {
+    throw InvalidArgument(where +
+                          ": continuation needs condition_ratio >= 1, condition_guard >= 0 and "
+                          "min_samples_per_dimension >= 0");
   }
 }
 
@@ -323,7 +449,13 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       stage_best_x = r.x;
       stages_without_best = 0;
     }
-    if (polish) break;
+    if (polish) {
+      // The polishing stage ran to its own cap: say so, and keep "maximum iterations reached" for the fit's cap.
+      if (r.reason == "maximum iterations reached" && last < o.max_iterations) {
+        result.reason = "polishing stage reached stage_iterations";
+      }
+      break;
+    }
     std::vector<std::size_t> n, rr;
     bool const tolerance = r.reason == "relative residual below tolerance";
     if (!tolerance && last >= o.max_iterations) {
@@ -331,11 +463,20 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       break;
     }
     T3 next;
-    if (!tolerance && grown_ranks(space, r.x, c, n, rr)) {
+    bool grew = false;
+    std::string growth_note;
+    if (!tolerance && c.rule == GrowthRule::saturation) {
+      grew = grown_ranks(space, r.x, c, n, rr);
+    } else if (!tolerance) {
+      grew = grown_ranks_by_conditioning(space, problem, r.x, c, last, n, rr, growth_note) == GrowthOutcome::grew;
+      if (!grew) result.notes.push_back(growth_note);
+    }
+    if (grew) {
       next = embed_t3(space, r.x, n, rr);
       result.notes.push_back(concat("rank step at iteration ", last, ": Tucker ranks ",
                                     shape_string(r.x.tucker_ranks()), " -> ", shape_string(n), ", TT ranks ",
                                     shape_string(r.x.tt_ranks()), " -> ", shape_string(rr)));
+      if (!growth_note.empty()) result.notes.push_back(growth_note);
     } else {
       // Done growing: drop the ranks the model does not use, and polish at the smaller ranks.
       double drop_rtol = 0;

@@ -976,6 +976,38 @@ void continuation_run_reports_ranks_and_resumes_across_a_rank_step() {
   EXPECT_EQ(history_without_time(dir.file("a/out/history.csv")), history_without_time(dir.file("b/out/history.csv")));
 }
 
+// An edge-conditioning continuation: summary.yaml names the rule with its controls and notes which edges grew with
+// their condition numbers; a resume under the default rule is refused (the rule is part of the fingerprint).
+void edge_conditioning_run_reports_its_steps_and_refuses_another_rule() {
+  ScratchDirectory dir;
+  std::string const config =
+      "problem:\n"
+      "  synthetic: {mode_shapes: [5, 4, 6], tucker_ranks: [2, 2, 2], tt_ranks: [1, 2, 2, 1], order: 1,\n"
+      "              n_probes: 80, seed: 4}\n"
+      "model:\n"
+      "  tucker_ranks: {start: 1, max: 3}\n"
+      "  tt_ranks: {start: 1, max: [1, 3, 3, 1]}\n"
+      "  continuation: {stage_iterations: 3, rule: edge_conditioning, max_edges_per_stage: 2}\n"
+      "  init: {random: {seed: 1}}\n"
+      "optimizer: {name: newton_cg, max_iterations: 40, tol_relative_residual: 1.0e-9}\n"
+      "output: {directory: out, checkpoint_every: 1}\n"
+      "kokkos: {threads: 1}\n";
+  write_file(dir.file("run.yaml"), config);
+  auto const run = run_cli("fit " + quoted(dir.file("run.yaml")) + " --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::string const summary = read_file(dir.file("out/summary.yaml"));
+  for (char const* part : {"rule: edge_conditioning", "condition_ratio: 10", "max_edges_per_stage: 2",
+                           "min_samples_per_dimension: 2", "edge conditioning at iteration 3: grew ", "worst kappa"}) {
+    EXPECT_NE(summary.find(part), std::string::npos) << part << " in\n" << summary;
+  }
+  std::string other = config;
+  other.replace(other.find(", rule: edge_conditioning, max_edges_per_stage: 2"), 49, "");
+  write_file(dir.file("run.yaml"), other);
+  auto const resumed = run_cli("fit " + quoted(dir.file("run.yaml")) + " --resume");
+  EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+  EXPECT_NE(resumed.output.find("different configuration"), std::string::npos) << resumed.output;
+}
+
 // A data problem with its validation probes in a separate file (the same planted model at other probes), fitted
 // by rank continuation from ranks 1 without a random start's ranks: the held-out residual falls with the training
 // one; a validation file of other mode shapes is refused at validation.file.
@@ -1065,6 +1097,20 @@ void cli_reports_continuation_and_validation_errors() {
   expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: {max: 3}\n" +
                        "  continuation: {stage_iters: 3}\n  init: {random: {seed: 1}}\n" + tail,
                    10, 18, "model.continuation.stage_iters", "unknown key");
+  std::string const ranges = head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: {max: 3}\n";
+  std::string const init = "  init: {random: {seed: 1}}\n" + tail;
+  expect_cli_error(ranges + "  continuation: {rule: widest}\n" + init, 10, 24, "model.continuation.rule",
+                   "must be one of saturation, edge_conditioning");
+  expect_cli_error(ranges + "  continuation: {rule: edge_conditioning, condition_ratio: 0.5}\n" + init, 10, 60,
+                   "model.continuation.condition_ratio", "is out of range: must be >= 1");
+  expect_cli_error(ranges + "  continuation: {rule: edge_conditioning, max_edges_per_stage: 1.5}\n" + init, 10, 64,
+                   "model.continuation.max_edges_per_stage", "integer");
+  expect_cli_error(ranges + "  continuation: {rule: edge_conditioning, condition_guard: [1]}\n" + init, 10, 60,
+                   "model.continuation.condition_guard", "must be a number");
+  expect_cli_error(ranges + "  continuation: {rule: edge_conditioning, min_samples_per_dimension: -1}\n" + init, 10, 70,
+                   "model.continuation.min_samples_per_dimension", "is out of range: must be >= 0");
+  expect_cli_error(ranges + "  continuation: {condition_ratio: 3}\n" + init, 10, 18,
+                   "model.continuation.condition_ratio", "is a control of rule: edge_conditioning");
   expect_cli_error(head + "model:\n  tucker_ranks: {start: 1, max: 2}\n  tt_ranks: {max: [2, 3, 3, 1]}\n" +
                        "  init: {random: {seed: 1}}\n" + tail,
                    9, 14, "model.tt_ranks.max", "boundary TT ranks");
@@ -1176,6 +1222,9 @@ TEST(FitDriver, DataProblemFromReferenceFileRunsFirstOrderMethods) {
 TEST(FitDriver, ResumedNewtonCgEqualsUninterruptedBitwise) { resume_newton_cg(); }
 TEST(FitDriver, ContinuationRunReportsRanksAndResumesAcrossARankStep) {
   continuation_run_reports_ranks_and_resumes_across_a_rank_step();
+}
+TEST(FitDriver, EdgeConditioningRunReportsItsStepsAndRefusesAnotherRule) {
+  edge_conditioning_run_reports_its_steps_and_refuses_another_rule();
 }
 TEST(FitDriver, CliReportsContinuationAndValidationErrors) { cli_reports_continuation_and_validation_errors(); }
 TEST(FitDriver, InfeasibleModelRanksAreClippedOnceAndReportedAsWritten) {

@@ -11,6 +11,8 @@
 #include "t3k/optimizers/planted_problem.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <iostream>
 #include <set>
 
 namespace {
@@ -308,6 +310,189 @@ void stop_request_ends_the_continuation() {
   EXPECT_EQ(stopped.history.back().loss, (stage1 + 1)->loss);
 }
 
+// The edge-conditioning rule on given condition numbers: the candidates are the eligible edges at least tau times
+// better conditioned than the worst edge at most the guard, best first; edges at their maximum rank or above the
+// guard never grow (an edge above the guard is not the worst either); with no such edge every eligible edge grows.
+void edge_selection_follows_the_condition_numbers() {
+  using Edge = t3k::ContinuationEdge;
+  auto edge = [](std::size_t index, std::size_t rank, std::size_t max_rank, double kappa) {
+    return Edge{Edge::Kind::tucker, {index}, rank, max_rank, kappa};
+  };
+  double const inf = std::numeric_limits<double>::infinity();
+  std::vector<Edge> const edges{edge(0, 2, 4, 50.0),
+                                edge(1, 3, 4, 3.0),
+                                edge(2, 2, 4, 1e9),
+                                edge(3, 2, 2, 1.5),
+                                Edge{Edge::Kind::tt_bond, {1}, 2, 4, 4.0},
+                                Edge{Edge::Kind::tt_bond, {2}, 1, 4, inf}};
+  auto const s = t3k::select_edges_by_conditioning(edges, 10.0, 1e6);
+  EXPECT_EQ(s.worst_condition, 50.0);  // edge 2 (1e9) and the bond at kappa inf are above the guard
+  EXPECT_EQ(s.worst_edge, 0u);
+  EXPECT_FALSE(s.uniform);
+  // 3 and 4 are <= 50 / 10; edge 3 (1.5) is at its maximum rank.
+  EXPECT_EQ(s.candidates, (std::vector<std::size_t>{1, 4}));
+  EXPECT_EQ(s.eligible, (std::vector<std::size_t>{0, 1, 4}));
+  // A larger tau leaves no edge that much better: every eligible edge, best first.
+  auto const all = t3k::select_edges_by_conditioning(edges, 20.0, 1e6);
+  EXPECT_TRUE(all.uniform);
+  EXPECT_EQ(all.candidates, (std::vector<std::size_t>{1, 4, 0}));
+  // A guard above 1e9 makes edge 2 the worst, and every other eligible edge is 10 times better.
+  auto const loose = t3k::select_edges_by_conditioning(edges, 10.0, 1e10);
+  EXPECT_EQ(loose.worst_condition, 1e9);
+  EXPECT_EQ(loose.candidates, (std::vector<std::size_t>{1, 4, 0}));
+  // At rank 1 every kappa is 1: all grow.
+  auto const start = t3k::select_edges_by_conditioning({edge(0, 1, 3, 1.0), edge(1, 1, 3, 1.0)}, 10.0, 1e6);
+  EXPECT_TRUE(start.uniform);
+  EXPECT_EQ(start.candidates.size(), 2u);
+  // Nothing eligible: nothing grows.
+  auto const none = t3k::select_edges_by_conditioning({edge(0, 2, 2, 1.0), edge(1, 2, 4, 1e7)}, 10.0, 1e6);
+  EXPECT_TRUE(none.candidates.empty());
+  EXPECT_FALSE(none.uniform);
+  // The spectrum's condition number: sigma_1 / sigma_rank, infinite at a zero or missing value.
+  EXPECT_EQ(t3k::retained_condition_number(std::vector<double>{8, 4, 2, 0}, 3), 4.0);
+  EXPECT_EQ(t3k::retained_condition_number(std::vector<double>{8, 4, 2, 0}, 4), inf);
+  EXPECT_EQ(t3k::retained_condition_number(std::vector<double>{8, 4}, 3), inf);
+  // The automatic guard for doubles is 1 / default_rank_rtol (1e6 < 1 / sqrt(eps) = 6.7e7), for floats 1 / sqrt(eps).
+  t3k::RankContinuation c;
+  EXPECT_EQ(t3k::condition_guard<double>(c), 1e6);
+  EXPECT_NEAR(t3k::condition_guard<float>(c), 1 / std::sqrt(double(std::numeric_limits<float>::epsilon())), 1e-9);
+  c.condition_guard = 50;
+  EXPECT_EQ(t3k::condition_guard<double>(c), 50.0);
+}
+
+t3k::FitResult<S, M> planted_fit(Case const& c, t3k::GrowthRule rule, std::size_t max_rank) {
+  Default::execution_space space;
+  std::size_t const d = c.truth.n_modes();
+  auto x0 = t3k::random_t3<S>(space, c.truth.mode_shapes(), std::vector<std::size_t>(d, 1),
+                              std::vector<std::size_t>(d + 1, 1), 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 400;
+  o.common.tol_relative_residual = 1e-11;
+  o.cg_max_iterations = 100;
+  for (std::size_t big_n : c.truth.mode_shapes()) {
+    o.common.continuation.max_tucker_ranks.push_back(std::min(big_n, max_rank));
+  }
+  o.common.continuation.max_tt_ranks.assign(d + 1, max_rank);
+  o.common.continuation.max_tt_ranks.front() = o.common.continuation.max_tt_ranks.back() = 1;
+  o.common.continuation.rule = rule;
+  return t3k::newton_cg(space, c.problem, x0, o);
+}
+
+// Edge conditioning from all ranks 1 reaches the planted ranks exactly (not beyond) and recovers the tensor, in no
+// more iterations than the saturation rule; every rank step has its note. d = 4 (the planted case above) and d = 5
+// with uneven ranks.
+void edge_conditioning_recovers_the_planted_ranks() {
+  Default::execution_space space;
+  auto five = t3k::random_t3<S>(space, {5, 6, 5, 6, 5}, {2, 4, 2, 4, 2}, {1, 2, 3, 3, 2, 1}, 11);
+  std::vector<Case> const cases{planted(space, 150, 0.0),
+                                {five, t3k::make_planted_problem(space, five, 200, 1, 0.0, 12)}};
+  for (auto const& c : cases) {
+    std::size_t const d = c.truth.n_modes();
+    auto const saturation = planted_fit(c, t3k::GrowthRule::saturation, 5);
+    auto const edge = planted_fit(c, t3k::GrowthRule::edge_conditioning, 5);
+    EXPECT_EQ(edge.x.tucker_ranks(), c.truth.tucker_ranks()) << "d = " << d << ": " << edge.reason;
+    EXPECT_EQ(edge.x.tt_ranks(), c.truth.tt_ranks()) << "d = " << d << ": " << edge.reason;
+    EXPECT_LT(relative_dense_error(edge.x, c.truth), 1e-8) << "d = " << d << ": " << edge.reason;
+    EXPECT_LT(relative_dense_error(saturation.x, c.truth), 1e-8) << "d = " << d << ": " << saturation.reason;
+    std::size_t const edge_iterations = edge.history.back().iteration;
+    std::size_t const saturation_iterations = saturation.history.back().iteration;
+    EXPECT_LE(edge_iterations, saturation_iterations) << "d = " << d;
+    std::size_t steps = 0, notes = 0;
+    for (auto const& note : edge.notes) {
+      steps += note.rfind("rank step at iteration ", 0) == 0 ? 1 : 0;
+      notes += note.rfind("edge conditioning at iteration ", 0) == 0 && note.find("worst kappa") != std::string::npos;
+    }
+    EXPECT_GE(steps, 1u);
+    EXPECT_EQ(steps, notes);
+    std::cout << "planted d = " << d << ": iterations with edge_conditioning " << edge_iterations
+              << ", with saturation " << saturation_iterations << '\n';
+  }
+}
+
+// With max_edges_per_stage = 1, each rank step grows the best-conditioned edge that can rise at feasible ranks, and
+// the Tucker ranks asked before it that its growth unlocks (a bond unlocks at most its two modes: from ranks 1 a
+// Tucker rank can rise only with a bond); the continuation still ends at the planted ranks.
+void edge_cap_grows_one_edge_at_a_time() {
+  Default::execution_space space;
+  auto c = planted(space, 150, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 400;
+  o.common.tol_relative_residual = 1e-11;
+  o.cg_max_iterations = 100;
+  o.common.continuation = up_to(4, 4);
+  o.common.continuation.rule = t3k::GrowthRule::edge_conditioning;
+  o.common.continuation.max_edges_per_stage = 1;
+  auto const fit = t3k::newton_cg(space, c.problem, x0, o);
+  EXPECT_EQ(fit.x.tucker_ranks(), c.truth.tucker_ranks()) << fit.reason;
+  EXPECT_EQ(fit.x.tt_ranks(), c.truth.tt_ranks()) << fit.reason;
+  std::size_t single = 0, steps = 0;
+  for (auto const& note : fit.notes) {
+    if (note.rfind("edge conditioning at iteration ", 0) != 0) continue;
+    std::size_t edges = 0;
+    for (auto at = note.find("(kappa "); at != std::string::npos; at = note.find("(kappa ", at + 1)) ++edges;
+    EXPECT_LE(edges, 3u) << note;
+    single += edges == 1 ? 1 : 0;
+    ++steps;
+  }
+  EXPECT_GE(steps, 3u);
+  EXPECT_GE(single, 1u);
+}
+
+// With three probes (84 measured scalars: 3 x 2 orders x (17 - 3)) and 2.5 measurements per dimension asked, the
+// continuation grows from ranks 1 (dimension 14) to ranks 2 (dimension 30) and stops before any ranks past
+// dimension 33.6, saying so.
+void too_few_samples_stop_the_growth() {
+  Default::execution_space space;
+  auto c = planted(space, 3, 0.0);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  EXPECT_EQ(t3k::measurements_per_sample(c.problem, x0.mode_shapes()), 28u);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 200;
+  o.common.continuation = up_to(4, 4);
+  o.common.continuation.rule = t3k::GrowthRule::edge_conditioning;
+  o.common.continuation.min_samples_per_dimension = 2.5;
+  auto const fit = t3k::newton_cg(space, c.problem, x0, o);
+  auto const stop = std::find_if(fit.notes.begin(), fit.notes.end(), [](std::string const& note) {
+    return note.find("below min_samples_per_dimension 2.5") != std::string::npos;
+  });
+  ASSERT_NE(stop, fit.notes.end()) << fit.reason;
+  EXPECT_LE(2.5 * double(t3k::manifold_dimension(fit.x)), 84.0);
+  EXPECT_EQ(fit.notes.front().rfind("rank step at iteration ", 0), 0u) << "the first step to ranks 2 is allowed";
+  EXPECT_NE(fit.notes.front().find("-> [2 x 2 x 2 x 2]"), std::string::npos) << fit.notes.front();
+}
+
+// A polishing stage that runs to stage_iterations well before max_iterations does not report the fit's cap. With
+// noise, ranks past the planted ones hold values near the noise level, which rank_rtol = 0.05 drops at the end.
+void polishing_at_its_stage_cap_is_not_the_iteration_cap() {
+  Default::execution_space space;
+  auto c = planted(space, 150, 1e-2);
+  auto x0 = t3k::random_t3<S>(space, {4, 5, 4, 4}, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 7);
+  t3k::NewtonCgOptions o;
+  o.common.max_iterations = 300;
+  o.common.tol_gradient = 0;
+  o.common.continuation = up_to(4, 4);
+  o.common.continuation.stage_iterations = 3;
+  o.common.continuation.rank_rtol = 0.05;
+  auto const fit = t3k::newton_cg(space, c.problem, x0, o);
+  ASSERT_TRUE(std::any_of(fit.notes.begin(), fit.notes.end(),
+                          [](std::string const& note) { return note.rfind("unused ranks dropped", 0) == 0; }))
+      << "no polishing stage: " << fit.reason;
+  std::size_t const last_stage = fit.history.back().rank_stage;
+  std::size_t const records =
+      std::count_if(fit.history.begin(), fit.history.end(), [&](auto const& r) { return r.rank_stage == last_stage; });
+  ASSERT_EQ(records, 4u) << "the polishing stage ran to its cap: its first point and three iterations";
+  ASSERT_LT(fit.history.back().iteration, o.common.max_iterations);
+  EXPECT_EQ(fit.reason, "polishing stage reached stage_iterations");
+}
+
+TEST(RankContinuation, EdgeSelectionFollowsTheConditionNumbers) { edge_selection_follows_the_condition_numbers(); }
+TEST(RankContinuation, EdgeConditioningRecoversThePlantedRanks) { edge_conditioning_recovers_the_planted_ranks(); }
+TEST(RankContinuation, EdgeCapGrowsOneEdgeAtATime) { edge_cap_grows_one_edge_at_a_time(); }
+TEST(RankContinuation, TooFewSamplesStopTheGrowth) { too_few_samples_stop_the_growth(); }
+TEST(RankContinuation, PolishingAtItsStageCapIsNotTheIterationCap) {
+  polishing_at_its_stage_cap_is_not_the_iteration_cap();
+}
 TEST(RankContinuation, EmbeddingKeepsTheTensorAndTheLoss) { embedding_keeps_the_tensor_and_the_loss(); }
 TEST(RankContinuation, ContinuationRecoversThePlantedRanks) { continuation_recovers_the_planted_ranks(); }
 TEST(RankContinuation, TightToleranceKeepsSmallRealRanks) { tight_tolerance_keeps_small_real_ranks(); }

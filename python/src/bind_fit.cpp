@@ -45,7 +45,7 @@ void parse_fit_extras(std::string const& where, nb::dict given, PyFittingProblem
                       PyTuckerTensorTrain const& x0, t3k::OptimizerOptions& o) {
   auto& c = o.continuation;
   auto const& keys = t3k::fit::continuation_keys();
-  std::string continuation_key;
+  std::string continuation_key, edge_key;
   for (auto item : given) {
     std::string const key = nb::cast<std::string>(nb::str(item.first));
     if (key == "validation_patience") {
@@ -60,11 +60,20 @@ void parse_fit_extras(std::string const& where, nb::dict given, PyFittingProblem
     } else if (key == "max_tt_ranks") {
       c.max_tt_ranks = max_ranks_arg(item.second, x0.n_modes() + 1, true, where, key);
     } else {
-      auto it = std::find_if(keys.begin(), keys.end(), [&](auto const& k) { return key == k.key; });
+      auto it = std::find_if(keys.begin(), keys.end(),
+                             [&](auto const& k) { return key == t3k_python::continuation_keyword(k.key); });
       if (it == keys.end()) continue;
       it->set(c, option_value(where, *it, item.second));
       continuation_key = key;
+      if (key != "continuation_rule" && key != "stage_iterations" && key != "stage_tol_decrease" &&
+          key != "rank_rtol" && key != "rank_step") {
+        edge_key = key;
+      }
     }
+  }
+  // As in the configuration file: the edge-conditioning controls would be ignored by the saturation rule.
+  if (!edge_key.empty() && c.rule != t3k::GrowthRule::edge_conditioning) {
+    fail(where + ": " + edge_key + " is a control of continuation_rule='edge_conditioning'");
   }
   if (c.max_tucker_ranks.empty() && c.max_tt_ranks.empty()) {
     if (!continuation_key.empty()) {

@@ -63,11 +63,19 @@ inline nb::object python_value(KeyValue const& v) {
   return std::visit([](auto const& value) { return nb::cast(value); }, v);
 }
 
+/// fit's keyword for a continuation key: continuation_rule for model.continuation.rule (among fit's keywords a bare
+/// "rule" would not say what it rules), the key itself otherwise.
+inline std::string continuation_keyword(char const* key) {
+  return std::string(key) == "rule" ? "continuation_rule" : std::string(key);
+}
+
 /// A Python value for key `k`, checked against its kind and range as the configuration file's value is.
 /// **Throws:** ValueError naming the option, the values it allows and the value given.
 template <class Options>
 KeyValue option_value(std::string const& where, t3k::fit::OptionKey<Options> const& k, nb::handle v) {
-  auto refuse = [&] { fail(where + ": " + k.key + " must be " + range_text(k) + ", got " + text_of(nb::repr(v))); };
+  auto refuse = [&] {
+    fail(where + ": " + continuation_keyword(k.key) + " must be " + range_text(k) + ", got " + text_of(nb::repr(v)));
+  };
   switch (k.kind) {
     case KeyKind::real: {
       if (nb::isinstance<nb::bool_>(v) || nb::isinstance<nb::str>(v)) refuse();
@@ -115,7 +123,7 @@ KeyValue option_value(std::string const& where, t3k::fit::OptionKey<Options> con
 /// configuration file) and a rank continuation (model.continuation, with the maximum ranks of model's {start, max}).
 inline std::vector<std::string> fit_extra_keys() {
   std::vector<std::string> out{"validation_patience", "max_tucker_ranks", "max_tt_ranks"};
-  for (auto const& k : t3k::fit::continuation_keys()) out.push_back(k.key);
+  for (auto const& k : t3k::fit::continuation_keys()) out.push_back(continuation_keyword(k.key));
   return out;
 }
 
@@ -143,21 +151,22 @@ Options parse_options(std::string const& where, std::string const& optimizer, nb
 /// For help(t3k.fit) and docs: {optimizer: [(key, type, default, allowed values), ...]}, the common keys under "".
 inline nb::dict optimizer_keys() {
   nb::dict out;
-  auto describe_keys = [](auto const& keys, auto const& defaults) {
+  auto describe_keys = [](auto const& keys, auto const& defaults, auto keyword) {
     nb::list list;
     for (auto const& k : keys) {
-      list.append(nb::make_tuple(k.key, kind_name(k.kind), python_value(k.get(defaults)), range_text(k)));
+      list.append(nb::make_tuple(keyword(k.key), kind_name(k.kind), python_value(k.get(defaults)), range_text(k)));
     }
     return list;
   };
-  out[""] = describe_keys(t3k::fit::common_keys(), t3k::OptimizerOptions{});
-  out["continuation"] = describe_keys(t3k::fit::continuation_keys(), t3k::RankContinuation{});
+  auto const same = [](char const* key) { return std::string(key); };
+  out[""] = describe_keys(t3k::fit::common_keys(), t3k::OptimizerOptions{}, same);
+  out["continuation"] = describe_keys(t3k::fit::continuation_keys(), t3k::RankContinuation{}, continuation_keyword);
   for (auto const& name : t3k::fit::optimizer_names()) {
     auto const choice = t3k::fit::default_options(name);
     std::visit(
         [&](auto const& defaults) {
           using Options = std::decay_t<decltype(defaults)>;
-          out[name.c_str()] = describe_keys(t3k::fit::optimizer_table<Options>().keys, defaults);
+          out[name.c_str()] = describe_keys(t3k::fit::optimizer_table<Options>().keys, defaults, same);
         },
         *choice);
   }

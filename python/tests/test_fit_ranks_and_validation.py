@@ -105,6 +105,47 @@ def test_a_rank_continuation_grows_only_what_it_is_allowed_to():
     assert result.history[-1]["relative_residual"] <= 1e-10, result.reason
 
 
+def test_edge_conditioning_finds_the_planted_ranks_and_says_why_it_grew():
+    truth = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=3)
+    problem = t3k.FittingProblem.planted(truth, n_probes=80, order=1, seed=4)
+    x0 = t3k.TuckerTensorTrain.random(SHAPE, (1, 1, 1), (1, 1, 1, 1), seed=5)
+    result = t3k.fit(
+        problem,
+        x0,
+        max_iterations=200,
+        tol_relative_residual=1e-10,
+        max_tucker_ranks=3,
+        max_tt_ranks=3,
+        continuation_rule="edge_conditioning",
+        condition_ratio=5.0,
+    )
+    assert result.x.tucker_ranks == list(TUCKER_RANKS) and result.x.tt_ranks == list(TT_RANKS), result.notes
+    dense = truth.to_dense()
+    assert np.linalg.norm(result.x.to_dense() - dense) <= 1e-8 * np.linalg.norm(dense)
+    steps = [note for note in result.notes if note.startswith("rank step at iteration")]
+    why = [note for note in result.notes if note.startswith("edge conditioning at iteration")]
+    assert steps and len(why) == len(steps), result.notes
+    assert all("worst kappa" in note and "(kappa " in note for note in why), why
+
+
+def test_edge_conditioning_stops_before_too_few_measurements_per_dimension():
+    truth = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=3)
+    # 4 probes of order 1 measure 4 x 2 x (12 - 2) = 80 scalars; 4 per dimension allows at most dimension 20.
+    problem = t3k.FittingProblem.planted(truth, n_probes=4, order=1, seed=4)
+    x0 = t3k.TuckerTensorTrain.random(SHAPE, (1, 1, 1), (1, 1, 1, 1), seed=5)
+    result = t3k.fit(
+        problem,
+        x0,
+        max_iterations=100,
+        max_tucker_ranks=3,
+        max_tt_ranks=3,
+        continuation_rule="edge_conditioning",
+        min_samples_per_dimension=4.0,
+    )
+    assert any("below min_samples_per_dimension 4" in note for note in result.notes), result.notes
+    assert 4.0 * result.x.manifold_dimension <= 80
+
+
 def test_the_callback_stops_a_rank_continuation():
     truth = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=3)
     problem = t3k.FittingProblem.planted(truth, n_probes=80, order=1, seed=4)
@@ -134,6 +175,12 @@ def test_bad_validation_and_continuation_options_are_named(noisy):
         t3k.fit(problem, truth, max_tt_ranks=[1, 2, 1])
     with raises("t3k.fit: rank_rtol must be in [0, 1), got 1.5"):
         t3k.fit(problem, truth, max_tucker_ranks=3, rank_rtol=1.5)
+    with raises("t3k.fit: continuation_rule must be one of 'saturation', 'edge_conditioning', got 'widest'"):
+        t3k.fit(problem, truth, max_tucker_ranks=3, continuation_rule="widest")
+    with raises("t3k.fit: condition_ratio is a control of continuation_rule='edge_conditioning'"):
+        t3k.fit(problem, truth, max_tucker_ranks=3, condition_ratio=3.0)
+    with raises("t3k.fit: condition_ratio must be"):
+        t3k.fit(problem, truth, max_tucker_ranks=3, continuation_rule="edge_conditioning", condition_ratio=0.5)
     with raises("t3k.fit", "has no option 'patience'", "validation_patience", "max_tt_ranks", "rank_step"):
         t3k.fit(problem, truth, patience=2)
     with raises("t3k.FittingProblem.hold_out: give exactly one of fraction and count"):
