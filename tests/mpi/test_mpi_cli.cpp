@@ -175,7 +175,7 @@ void jtr_sum_equals_single_process(int n_ranks) {
   all.push_back(make_input(dir, wide, 4));
   ASSERT_LT(t3k::impl::rows_per_chunk(block, wide / 3, block), wide / 3);
   for (auto const& in : all) {
-    for (std::string const chunk : {std::string("auto"), std::string("none"), std::to_string(block)}) {
+    for (std::string const& chunk : {std::string("auto"), std::string("none"), std::to_string(block)}) {
       SCOPED_TRACE(in + " --chunk-size " + chunk);
       std::string const alone = dir.file("alone.h5"), sharded = dir.file("sharded.h5");
       run_ok("jtr --in " + quoted(in) + " --out " + quoted(alone) + " --chunk-size " + chunk);
