@@ -90,4 +90,15 @@ inline void expect_bitwise_equal_and_near(std::vector<double> const& a, std::vec
   }
 }
 
+/// Expects f() to throw Exception whose message contains `expected`.
+template <class Exception, class F>
+void expect_throw_with(F&& f, std::string const& expected) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an exception with \"" << expected << "\"";
+  } catch (Exception const& e) {
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace t3k_test

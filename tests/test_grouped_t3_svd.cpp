@@ -273,16 +273,6 @@ void trivial_sharing_is_t3_svd_bit_for_bit() {
   }
 }
 
-template <class Exception, class F>
-void expect_throw_with(F&& f, std::string const& expected) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception with \"" << expected << "\"";
-  } catch (Exception const& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-  }
-}
-
 template <class C>
 void bad_arguments_throw_clear_errors() {
   using S = typename C::scalar_type;

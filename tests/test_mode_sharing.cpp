@@ -23,16 +23,6 @@ using namespace t3k_test;
 template <class C>
 using T3 = t3k::TuckerTensorTrain<typename C::scalar_type, typename C::memory_space>;
 
-template <class Exception, class F>
-void expect_throw_with(F&& f, std::string const& expected) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception with \"" << expected << "\"";
-  } catch (Exception const& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-  }
-}
-
 void groups_are_numbered_in_order_of_first_appearance() {
   t3k::ModeSharing const s({7, 3, 7, 2, 3}, {5, 4, 5, 6, 4});
   EXPECT_EQ(s.n_modes(), 5u);

@@ -262,16 +262,6 @@ void rtol_keeps_singular_values_above_the_threshold() {
   }
 }
 
-template <class Exception, class F>
-void expect_throw_with(F&& f, std::string const& expected) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an exception with \"" << expected << "\"";
-  } catch (Exception const& e) {
-    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
-  }
-}
-
 template <class C>
 void bad_options_throw_clear_errors() {
   using S = typename C::scalar_type;
