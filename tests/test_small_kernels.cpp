@@ -5,8 +5,13 @@
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
+#include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/gauge_projection.hpp"
+#include "t3k/algorithms/impl/host/row_range_threads.hpp"
+#include "t3k/algorithms/probe_derivatives.hpp"
+#include "t3k/algorithms/probe_derivatives_transpose.hpp"
 #include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/core/impl/small_kernels.hpp"
@@ -199,6 +204,120 @@ void small_operations_launch_no_kernel() {
   }
 }
 
+/// Sets how the sweeps' row ranges pick their threads for its lifetime (row_range_threads.hpp).
+class RowRangeThreadsScope {
+ public:
+  explicit RowRangeThreadsScope(t3k::impl::RowRangeThreads mode) : previous_(t3k::impl::set_row_range_threads(mode)) {}
+  ~RowRangeThreadsScope() { t3k::impl::set_row_range_threads(previous_); }
+  RowRangeThreadsScope(RowRangeThreadsScope const&) = delete;
+  RowRangeThreadsScope& operator=(RowRangeThreadsScope const&) = delete;
+
+ private:
+  t3k::impl::RowRangeThreads previous_;
+};
+
+// Every output of the three sweeps (probe jets, J, summed and per-probe J^T) at shapes whose block products are large
+// enough for the BLAS to use threads of its own (64 x 256 x 16 and up), over three blocks of probes.
+template <class C>
+std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads mode) {
+  using S = typename C::scalar_type;
+  using Mem = typename C::memory_space;
+  using Probe = Kokkos::View<S**, Kokkos::LayoutRight, Mem>;
+  RowRangeThreadsScope scope(mode);
+  typename C::execution_space space;
+  std::vector<std::size_t> const big_n{40, 64, 48, 40}, n{16, 16, 16, 12}, r{1, 16, 24, 12, 1};
+  std::size_t const k = 2, w = 3 * block_of<C>() - 5;
+  auto const sh = t3k::impl::frame_shapes_of_t3("test", big_n, n, r);
+  auto const f = random_frame<S, Mem>(space, FrameShapeCase{sh.big_n, sh.nu, sh.no, sh.rl, sh.rr}, 61);
+  auto const x = t3k::random_t3<S>(space, big_n, n, r, 62);
+  auto const v = random_variation_for_test(space, f, 1, 63);
+  t3k::impl::HostNormalGenerator gen(64);
+  auto fill = [&](auto view) {
+    auto h = Kokkos::create_mirror_view(view);
+    for (std::size_t e = 0; e < h.span(); ++e) h.data()[e] = S(gen.normal());
+    Kokkos::deep_copy(view, h);
+    return view;
+  };
+  std::vector<Probe> ww, pp;
+  std::vector<Kokkos::View<S***, Kokkos::LayoutRight, Mem>> residuals;
+  for (std::size_t i = 0; i < big_n.size(); ++i) {
+    ww.push_back(fill(Probe("w", w, big_n[i])));
+    pp.push_back(fill(Probe("p", w, big_n[i])));
+    residuals.push_back(fill(Kokkos::View<S***, Kokkos::LayoutRight, Mem>("r", w, k + 1, big_n[i])));
+  }
+  std::vector<std::vector<std::uint64_t>> out;
+  for (auto const& jets : t3k::probe_derivatives(space, x, ww, pp, k)) out.push_back(bits_of(jets));
+  for (auto const& jets : t3k::tangent_probe_derivatives(space, f, v, ww, pp, k)) out.push_back(bits_of(jets));
+  for (bool summed : {true, false}) {
+    auto const g = t3k::probe_derivatives_transpose(space, f, ww, pp, residuals, {summed, t3k::ChunkSize::automatic()});
+    for (std::size_t i = 0; i < big_n.size(); ++i) {
+      out.push_back(bits_of(g.tucker[i]));
+      out.push_back(bits_of(g.tt[i]));
+    }
+  }
+  return out;
+}
+
+template <class C>
+void row_ranges_give_the_same_bits_on_one_thread_and_all() {
+  auto const all = sweep_outputs<C>(t3k::impl::RowRangeThreads::all);
+  auto const alone = sweep_outputs<C>(t3k::impl::RowRangeThreads::alone);
+  auto const automatic = sweep_outputs<C>(t3k::impl::RowRangeThreads::automatic);
+  ASSERT_EQ(all.size(), alone.size());
+  for (std::size_t o = 0; o < all.size(); ++o) {
+    EXPECT_EQ(all[o], alone[o]) << "output " << o;
+    EXPECT_EQ(all[o], automatic[o]) << "output " << o;
+  }
+}
+
+template <class C>
+void fit_is_bitwise_the_same_with_row_ranges_alone() {
+  std::vector<FitBits> fits;
+  for (auto mode : {t3k::impl::RowRangeThreads::all, t3k::impl::RowRangeThreads::alone}) {
+    RowRangeThreadsScope scope(mode);
+    fits.push_back(small_fit<C>(t3k::impl::default_inline_work_threshold));
+  }
+  EXPECT_EQ(fits[0].losses, fits[1].losses);
+  EXPECT_EQ(fits[0].model, fits[1].model);
+}
+
+// The timing rule on given measurements: four regions judged by the best of them, streaks alone that double while
+// all threads keep losing and start again at the shortest after a win.
+TEST(RowRangeThreadChoice, RegionsThatDoNotPaySendTheNextOnesAlone) {
+  using Choice = t3k::impl::RowRangeThreadChoice;
+  RowRangeThreadsScope scope(t3k::impl::RowRangeThreads::automatic);
+  Choice choice;
+  auto judge = [&](double ratio_a, double ratio_b) {  // four regions: one at ratio_a, three at ratio_b
+    for (int k = 0; k < Choice::regions_judged_together; ++k) {
+      EXPECT_FALSE(choice.next_runs_alone());
+      choice.record(std::int64_t((k == 0 ? ratio_a : ratio_b) * 1e6), 1000000);
+    }
+  };
+  auto alone_streak = [&] {
+    int n = 0;
+    while (choice.next_runs_alone()) ++n;
+    return n;
+  };
+  judge(0.55, 0.6);  // two threads pay
+  EXPECT_EQ(alone_streak(), 0);
+  judge(3.0, 0.8);  // one region lost (a wake-up after a pause): the best of four decides
+  EXPECT_EQ(alone_streak(), 0);
+  judge(3.0, 1.2);
+  EXPECT_EQ(alone_streak(), Choice::shortest_streak);
+  judge(2.0, 5.0);
+  EXPECT_EQ(alone_streak(), 2 * Choice::shortest_streak);
+  for (int k = 0; k < 10; ++k) {
+    judge(2.0, 2.0);
+    EXPECT_LE(alone_streak(), Choice::longest_streak);
+  }
+  judge(0.6, 0.6);
+  EXPECT_EQ(alone_streak(), 0);
+  judge(1.0, 1.0);
+  EXPECT_EQ(alone_streak(), Choice::shortest_streak) << "a win starts the streaks again at the shortest";
+  choice.record(5000000, -1);  // unmeasured: ignored
+  EXPECT_FALSE(choice.next_runs_alone());
+}
+
 template <class C>
 class SmallKernelTest : public ::testing::Test {};
 TYPED_TEST_SUITE(SmallKernelTest, DoubleConfigs);
@@ -208,5 +327,16 @@ TYPED_TEST(SmallKernelTest, FitIsBitwiseTheSameInlineAndLaunched) {
   fit_is_bitwise_the_same_inline_and_launched<TypeParam>();
 }
 TYPED_TEST(SmallKernelTest, SmallOperationsLaunchNoKernel) { small_operations_launch_no_kernel<TypeParam>(); }
+TYPED_TEST(SmallKernelTest, FitIsBitwiseTheSameWithRowRangesAlone) {
+  fit_is_bitwise_the_same_with_row_ranges_alone<TypeParam>();
+}
+
+// float too: OpenBLAS's sgemm gives other last bits on several threads than on one.
+template <class C>
+class RowRangeThreadsTest : public ::testing::Test {};
+TYPED_TEST_SUITE(RowRangeThreadsTest, TestConfigs);
+TYPED_TEST(RowRangeThreadsTest, RowRangesGiveTheSameBitsOnOneThreadAndAll) {
+  row_ranges_give_the_same_bits_on_one_thread_and_all<TypeParam>();
+}
 
 }  // namespace

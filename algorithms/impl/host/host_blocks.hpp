@@ -19,11 +19,14 @@
 /// thread (both Kokkos 3.4 and 4.x run a kernel launched inside an OpenMP parallel region on that thread). BLAS
 /// libraries run single-threaded inside an OpenMP parallel region (OpenBLAS's OpenMP build, MKL).
 
+#include "t3k/algorithms/impl/host/row_range_threads.hpp"
 #include "t3k/core/impl/jet_views.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
 #include "t3k/core/impl/small_kernels.hpp"
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
@@ -44,7 +47,8 @@ inline bool tool_watches_kernels() {
 }
 
 /// Whether for_each_block_on_host_threads spreads blocks over more than one thread on `space`: an OpenMP space with
-/// several threads, not already inside a parallel region, and no tool watching kernels (tool_watches_kernels). Under
+/// several threads, not already inside a parallel region (of any team size: a row range on the calling thread alone
+/// is a region of one thread), and no tool watching kernels (tool_watches_kernels). Under
 /// such a tool the blocks run in order on the calling thread, so that every callback comes from it; results then
 /// come from the BLAS's own threads: still bitwise invariant to the chunking, possibly other last bits than without
 /// the tool, and `auto` chunks sized for one thread.
@@ -52,7 +56,7 @@ template <class ExecutionSpace>
 bool spreads_blocks_over_threads(ExecutionSpace const& space) {
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP) && defined(T3K_HAVE_KOKKOSKERNELS)
   if constexpr (std::is_same<ExecutionSpace, Kokkos::OpenMP>::value && runs_on_host<ExecutionSpace>()) {
-    return space.concurrency() > 1 && !omp_in_parallel() && !tool_watches_kernels();
+    return space.concurrency() > 1 && omp_get_level() == 0 && !tool_watches_kernels();
   }
 #endif
   (void)space;
@@ -100,7 +104,9 @@ inline bool& inside_row_range() {
 /// enter and leave, which costs a sizable share of two-thread time at the J^T target shape (BM_JT_Target;
 /// docs/performance.md). Every range starts on a block, so the block
 /// products inside see the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the
-/// bits do not change. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread
+/// bits do not change. Where the last regions did not pay for their threads (row_range_threads.hpp), the region has
+/// one thread and one range of every row: the BLAS is then told to run single-threaded, as it does inside a region
+/// of several. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread
 /// (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex,
 /// and both 3.4 and 4.x would run them on the calling thread anyway. The ranges (range_index < block_threads(space))
 /// depend only on rows, block_size and the thread count. The body must write disjoint data per range and must not
@@ -115,10 +121,19 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
     std::size_t const n_blocks = (rows + block_size - 1) / block_size;
     std::size_t const concurrency = std::size_t(space.concurrency());
-    // At least two threads for a lone block, as for_each_block_on_host_threads: the BLAS must run single-threaded.
-    int const threads = int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
+    RowRangeThreadChoice& choice = row_range_thread_choice();
+    bool const alone = choice.next_runs_alone();
+    // At least two threads for a lone block, as for_each_block_on_host_threads (the BLAS must run single-threaded),
+    // unless alone.
+    int const threads = alone ? 1 : int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
+    std::int64_t const start = alone ? 0 : wall_nanoseconds();
+    std::atomic<std::int64_t> work{0};
 #pragma omp parallel num_threads(threads)
     {
+      // In a region of one thread omp_in_parallel() is false and the BLAS would use the threads it is allowed;
+      // this setting ends with the region.
+      if (alone) omp_set_num_threads(1);
+      std::int64_t const cpu_start = alone ? 0 : thread_cpu_nanoseconds();
       std::size_t const t = std::size_t(omp_get_thread_num()), nt = std::size_t(omp_get_num_threads());
       // Range t: blocks [ceil(n_blocks t / nt), ceil(n_blocks (t + 1) / nt)), so that it never starts before block
       // t (threads <= n_blocks, or a lone block on thread 0): probe_pack_slot relies on it.
@@ -129,7 +144,13 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
         body(RowRange{first, last - first, int(t)});
         inside_row_range() = false;
       }
+      if (!alone) {
+        std::int64_t const cpu_end = thread_cpu_nanoseconds();
+        work.fetch_add(cpu_start < 0 || cpu_end < 0 ? -(std::int64_t(1) << 40) : cpu_end - cpu_start,
+                       std::memory_order_relaxed);
+      }
     }
+    if (!alone) choice.record(wall_nanoseconds() - start, work.load(std::memory_order_relaxed));
     return;
 #endif
   }
