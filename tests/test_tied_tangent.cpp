@@ -11,11 +11,14 @@
 #include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/orthogonal_frame.hpp"
 #include "t3k/algorithms/random_t3.hpp"
+#include "t3k/algorithms/tangent_space_projection.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
 #include "t3k/algorithms/tie_variation.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/core/mode_sharing.hpp"
+#include "t3k/optimizers/fitting_problem.hpp"
+#include "t3k/optimizers/planted_problem.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -386,6 +389,92 @@ void frames_that_do_not_fit_the_sharing_are_refused() {
   }
 }
 
+/// x + t dir, core by core, retied (both are tied, so every group's factors stay equal).
+template <class C>
+T3<C> moved(T3<C> const& x, T3<C> const& dir, double t, t3k::ModeSharing const& sharing) {
+  auto step = [t](auto const& a, auto const& b) {
+    auto ha = Kokkos::create_mirror(Kokkos::HostSpace{}, a);  // a new host copy, never an alias of x
+    Kokkos::deep_copy(ha, a);
+    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, b);
+    for (std::size_t e = 0; e < ha.span(); ++e) ha.data()[e] += typename C::scalar_type(t) * hb.data()[e];
+    return Kokkos::create_mirror_view_and_copy(typename C::memory_space{}, ha);
+  };
+  std::vector<typename T3<C>::tucker_core_type> tucker;
+  std::vector<typename T3<C>::tt_core_type> tt;
+  for (std::size_t i = 0; i < x.n_modes(); ++i) {
+    tucker.push_back(step(x.tucker_core(i), dir.tucker_core(i)));
+    tt.push_back(step(x.tt_core(i), dir.tt_core(i)));
+  }
+  return t3k::tie_tucker_factors(T3<C>(tucker, tt), sharing);
+}
+
+/// The shared Riemannian gradient against central differences of the loss along tied curves
+/// t -> X(t) = D(G_i + t K_i; F_g + t D_g), every core and every group's one factor moved (a polynomial curve in the
+/// shared model). Its tangent is the sum of the 2d T3s with one core replaced by its direction; projected onto the
+/// tangent space term by term, it is a tied tangent xi, and the derivative of the loss is <grad, xi>.
+template <class C>
+void shared_gradient_is_the_derivative_along_tied_curves() {
+  using S = typename C::scalar_type;
+  typename C::execution_space space;
+  std::uint64_t seed = 130;
+  for (auto const& c : shared_cases()) {
+    auto const p = tied_point<C>(c, ++seed);
+    auto const truth = t3k::random_t3<S>(space, c.shapes.big_n, c.shapes.n, c.shapes.r, ++seed);
+    auto const problem = t3k::make_planted_problem(space, truth, 40, 1, 0.0, ++seed);
+    auto const at = t3k::evaluate_loss(space, problem, p.x);
+    auto const g = t3k::riemannian_gradient(space, problem, p.frame, p.sharing, at, t3k::ChunkSize::none());
+    auto const untied = t3k::riemannian_gradient(space, problem, p.frame, at, t3k::ChunkSize::none());
+    // Tied already, and not the untied gradient.
+    auto const again = t3k::tie_variation(space, p.frame, p.sharing, g);
+    EXPECT_LT(distance(dense_tangent<C>(p.frame, again, 0), dense_tangent<C>(p.frame, g, 0)),
+              kTol * t3k::variation_norm(space, g))
+        << describe(c);
+    EXPECT_GT(distance(dense_tangent<C>(p.frame, untied, 0), dense_tangent<C>(p.frame, g, 0)),
+              1e-3 * t3k::variation_norm(space, untied))
+        << describe(c);
+
+    auto const dir = t3k::tie_tucker_factors(
+        t3k::random_t3<S>(space, c.shapes.big_n, c.shapes.n, c.shapes.r, ++seed), p.sharing);
+    auto xi = t3k::zero_variation(space, p.frame, 1);
+    for (std::size_t i = 0; i < p.x.n_modes(); ++i) {
+      auto tucker = p.x.tucker_cores();
+      auto tt = p.x.tt_cores();
+      tucker[i] = dir.tucker_core(i);
+      t3k::axpy_variation(space, S(1), t3k::project_onto_tangent_space(space, p.frame, T3<C>(tucker, p.x.tt_cores())),
+                          xi);
+      tt[i] = dir.tt_core(i);
+      t3k::axpy_variation(space, S(1), t3k::project_onto_tangent_space(space, p.frame, T3<C>(p.x.tucker_cores(), tt)),
+                          xi);
+    }
+    // The curve's tangent is tied: the projection keeps it.
+    auto const pxi = t3k::tie_variation(space, p.frame, p.sharing, xi);
+    EXPECT_LT(distance(dense_tangent<C>(p.frame, pxi, 0), dense_tangent<C>(p.frame, xi, 0)),
+              kTol * t3k::variation_norm(space, xi))
+        << describe(c);
+    {
+      // xi is the curve's tangent: central differences of the dense curve (a polynomial of degree d in t).
+      double const h = 1e-5;
+      auto const a = flat(t3k::to_dense(space, moved<C>(p.x, dir, h, p.sharing)));
+      auto const b = flat(t3k::to_dense(space, moved<C>(p.x, dir, -h, p.sharing)));
+      std::vector<double> fd(a.size());
+      for (std::size_t k = 0; k < a.size(); ++k) fd[k] = (a[k] - b[k]) / (2 * h);
+      EXPECT_LT(distance(fd, dense_tangent<C>(p.frame, xi, 0)), 1e-8 * norm(fd)) << describe(c);
+    }
+    auto loss_along = [&](double t) { return t3k::evaluate_loss(space, problem, moved<C>(p.x, dir, t, p.sharing)).loss; };
+    // The loss is a polynomial of degree 2d in t: central differences are off by h^2 times its third derivative
+    // (about 1e-10 here) plus rounding, 1e-16 |loss| / h = 1e-11.
+    double const h = 1e-5;
+    double const derivative = (loss_along(h) - loss_along(-h)) / (2 * h);
+    double const predicted = t3k::variation_dot(space, g, xi);
+    EXPECT_NEAR(derivative, predicted, 1e-7 * (std::abs(predicted) + at.loss)) << describe(c);
+    // The untied gradient predicts the same derivative along tied directions (P is self-adjoint): the tied gradient
+    // is its projection, which drops only what no tied direction sees.
+    EXPECT_NEAR(t3k::variation_dot(space, untied, xi), predicted,
+                kTol * t3k::variation_norm(space, untied) * t3k::variation_norm(space, xi))
+        << describe(c);
+  }
+}
+
 template <class C>
 class TiedTangentTest : public ::testing::Test {};
 TYPED_TEST_SUITE(TiedTangentTest, DoubleConfigs);
@@ -398,6 +487,9 @@ TYPED_TEST(TiedTangentTest, ProjectedTangentsLieInTheTiedTangentSpace) {
 }
 TYPED_TEST(TiedTangentTest, TuckerPartIsTheDerivativeAlongACommonFactorDirection) {
   tucker_part_is_the_derivative_along_a_common_factor_direction<TypeParam>();
+}
+TYPED_TEST(TiedTangentTest, SharedGradientIsTheDerivativeAlongTiedCurves) {
+  shared_gradient_is_the_derivative_along_tied_curves<TypeParam>();
 }
 TYPED_TEST(TiedTangentTest, ImageDimensionIsTheSharedManifoldDimension) {
   image_dimension_is_the_shared_manifold_dimension<TypeParam>();
