@@ -26,6 +26,15 @@ namespace t3k {
 
 namespace impl {
 
+/// A host copy of `view` (a new allocation, also when `view` is host memory), enqueued on `space` and fenced.
+template <class ExecutionSpace, class View>
+typename View::HostMirror tie_host_copy(ExecutionSpace const& space, View const& view) {
+  auto h = Kokkos::create_mirror(Kokkos::HostSpace{}, view);
+  Kokkos::deep_copy(space, h, view);
+  space.fence();
+  return h;
+}
+
 /// Checks that `frame` is the frame of a T3 that can carry `sharing` with tied factors: the mode shapes are the
 /// sharing's and, unless the sharing is trivial, the centre factors S_i are known, and within every group the up factors U_i have one shape and agree
 /// to rounding (the frame of a tied T3 has equal U_i: they come from the same QR).
@@ -46,14 +55,14 @@ void check_tied_frame(ExecutionSpace const& space, std::string const& where,
   for (auto const& group : sharing.groups()) {
     std::size_t const first = group.front();
     if (group.size() < 2) continue;
-    auto const u0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, frame.up_tucker(first));
+    auto const u0 = tie_host_copy(space, frame.up_tucker(first));
     for (std::size_t i : group) {
       if (nu[i] != nu[first]) {
         throw DimensionMismatch(concat(where, ": modes ", first, " and ", i, " share a factor but the frame has ranks ",
                                        nu[first], " and ", nu[i], "; build the frame from a T3 with tied factors"));
       }
       if (i == first) continue;
-      auto const ui = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, frame.up_tucker(i));
+      auto const ui = tie_host_copy(space, frame.up_tucker(i));
       for (std::size_t e = 0; e < ui.span(); ++e) {
         if (!(std::abs(ui.data()[e] - u0.data()[e]) <= tol)) {
           throw InvalidArgument(concat(where, ": modes ", first, " and ", i,
@@ -63,7 +72,6 @@ void check_tied_frame(ExecutionSpace const& space, std::string const& where,
       }
     }
   }
-  (void)space;
 }
 
 /// The projection applied in place to the Tucker variations of every group of two or more modes (unchecked).
@@ -78,19 +86,19 @@ void tie_variation_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
     if (group.size() < 2) continue;  // one mode: the tie asks nothing
     int const n_u = int(frame.up_ranks()[group.front()]);
     int const n_j = int(sharing.group_shape(g));
-    auto const u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, frame.up_tucker(group.front()));
+    auto const u = tie_host_copy(space, frame.up_tucker(group.front()));
     // The stacked centre factors A = [S_i; ...] (m x nU, m = sum of nO_i over the group) and their column space.
     std::vector<int> offset{0};
     for (std::size_t i : group) offset.push_back(offset.back() + int(frame.centre_tucker(i).extent(0)));
     int const m = offset.back();
     std::vector<HostTucker> hv;
-    for (std::size_t i : group) hv.push_back(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, v.tucker[i]));
+    for (std::size_t i : group) hv.push_back(tie_host_copy(space, v.tucker[i]));
     if (m == 0 || n_u == 0) {
       for (std::size_t k = 0; k < group.size(); ++k) Kokkos::deep_copy(hv[k], Scalar(0));
     } else {
       std::vector<Scalar> a(std::size_t(m) * std::size_t(n_u));
       for (std::size_t k = 0; k < group.size(); ++k) {
-        auto const s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace{}, frame.centre_tucker(group[k]));
+        auto const s = tie_host_copy(space, frame.centre_tucker(group[k]));
         for (int o = 0; o < int(s.extent(0)); ++o)
           for (int q = 0; q < n_u; ++q) a[std::size_t(offset[k] + o) * n_u + q] = s(o, q);
       }
