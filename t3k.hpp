@@ -38,6 +38,7 @@
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/algorithms/tangent_space_projection.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
+#include "t3k/algorithms/tie_variation.hpp"
 #include "t3k/algorithms/to_dense.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
 

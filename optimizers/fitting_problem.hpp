@@ -20,10 +20,12 @@
 #include "t3k/algorithms/probe_derivatives_transpose.hpp"
 #include "t3k/algorithms/tangent_apply_derivatives.hpp"
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
+#include "t3k/algorithms/tie_variation.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/host_random.hpp"
 #include "t3k/core/measurement_kind.hpp"
+#include "t3k/core/mode_sharing.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
 #include "t3k/core/t3_variation.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
@@ -391,6 +393,28 @@ T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space
   auto g = impl::transpose_of(space, problem, frame, at.residual, chunk_size);
   allreduce_sum(space, problem.comm, g);
   gauge_project_in_place(space, frame, g);
+  return g;
+}
+
+/// Riemannian gradient of a shared model (docs/math.md, "Shared Tucker factors"): the gradient on the tangent space
+/// of the models whose factors are tied as `sharing` asks, tie_variation(gauge_project(J^T r)), the orthogonal
+/// projection of the untied Riemannian gradient. Its inner product with a tied tangent is the derivative of the loss
+/// along any tied curve with that tangent.
+/// \param space execution space the kernels run on   \param problem the fitting problem
+/// \param frame the frame of the tied point, with its centre factors (t3k::orthogonal_frame)
+/// \param sharing the groups of modes that share a factor   \param at the loss evaluation at the point
+/// \param chunk_size chunking of J^T
+/// \return one tied, gauged variation
+/// **Blocking:** yes (the projection runs on the host). **Throws:** as tie_variation.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+T3Variation<Scalar, MemorySpace> riemannian_gradient(ExecutionSpace const& space,
+                                                     FittingProblem<Scalar, MemorySpace> const& problem,
+                                                     OrthogonalFrame<Scalar, MemorySpace> const& frame,
+                                                     ModeSharing const& sharing,
+                                                     LossEvaluation<Scalar, MemorySpace> const& at,
+                                                     ChunkSize chunk_size) {
+  auto g = riemannian_gradient(space, problem, frame, at, chunk_size);
+  tie_variation_in_place(space, frame, sharing, g);
   return g;
 }
 
