@@ -15,9 +15,11 @@ namespace h5 {
 
 class File {
  public:
-  explicit File(std::string const& path) {
+  /// Opens `path` for editing, or only for reading (the shipped data files, which other tests read at the same
+  /// time: HDF5 refuses a file for writing while another process has it open).
+  explicit File(std::string const& path, bool writable = true) {
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-    id_ = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    id_ = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
     if (id_ < 0) throw std::runtime_error("cannot open " + path);
   }
   ~File() {
@@ -44,7 +46,7 @@ inline herr_t collect_dataset(hid_t, char const* name, ObjectInfo const* info, v
 
 /// Every dataset of the file, by absolute path.
 inline std::vector<std::string> datasets(std::string const& path) {
-  File f(path);
+  File f(path, false);
   std::vector<std::string> out;
 #if H5_VERSION_GE(1, 12, 0)
   H5Ovisit3(f.id(), H5_INDEX_NAME, H5_ITER_INC, collect_dataset, &out, H5O_INFO_BASIC);
