@@ -2,24 +2,26 @@
 # Builds T3K and runs its tests in five legs (one of them compile only); any failure fails the script (nonzero exit).
 #
 #   main    Release build against the OpenMP+Serial Kokkos of scripts/setup.sh (build/), tests, the t3k CLI and the
-#           Python module (no benchmarks: the device-paths leg builds perf/), whole suite through ctest, JOBS tests at a
-#           time (every typed test runs on Serial and OpenMP, two OpenMP threads that sleep while they wait);
+#           Python module (no benchmarks: the device-paths leg builds perf/), whole suite through ctest (every typed
+#           test runs on Serial and OpenMP, two OpenMP threads that sleep while they wait; two processors each, so
+#           only single-threaded tests run side by side);
 #           then the examples (examples/your_data with Python, examples/cpp against the installed package); then the
 #           Python module's tests (pytest, python/tests) and examples/python in the venv of scripts/setup.sh; then the
 #           API reference (Doxygen, warnings are errors) and every code block of README.md and docs/
 #           (scripts/check_docs.py).
 #   device-paths
 #           Release build with assertions against the same Kokkos, configured with -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON
-#           (build-device-paths/): the library's tests and the benchmarks' smoke run on Serial and OpenMP (two
-#           threads), JOBS at a time, running the code paths of device backends (CUDA, HIP: per-entry kernels,
-#           2048-probe blocks, uncapped auto chunks), which no GPU-less machine would otherwise run; perf/'s programs
-#           compiled.
-#   hip     Compile only (no AMD GPU here): every test and t3k_bench with Debian's hipcc against
-#           the HIP Kokkos of scripts/setup.sh (build-hip/).
+#           (build-device-paths/): the library's tests and the benchmarks' smoke run on OpenMP (two threads; typed
+#           tests in double and float, not again on Serial, which takes the same paths), running the code paths of
+#           device backends (CUDA, HIP: per-entry kernels, 2048-probe blocks, uncapped auto chunks), which no GPU-less
+#           machine would otherwise run; perf/'s programs compiled.
+#   hip     Compile only (no AMD GPU here): every test (typed ones on the HIP space alone) and t3k_bench with Debian's
+#           hipcc against the HIP Kokkos of scripts/setup.sh (build-hip/).
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
-#           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space, two
-#           tests at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles
+#           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included) on the Serial space in double
+#           (float's memory accesses are double's), two tests at a time (each is single-threaded), and every public
+#           header compiled on its own. -O0 compiles
 #           about 2.5x faster than -O1 here, and compiling dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX and T3K_VENV (as in setup.sh),
@@ -137,7 +139,7 @@ for leg in $LEGS; do
       cmake -S . -B build-device-paths -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O2 \
         -DT3K_KOKKOS_PREFIX="$PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF -DT3K_DEVICE_CODE_PATHS_ON_HOST=ON \
         -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_SANITIZERS=OFF -DT3K_ENABLE_BENCHMARKS=ON \
-        -DT3K_ENABLE_MPI=OFF
+        -DT3K_ENABLE_MPI=OFF -DT3K_TEST_EVERY_SPACE=OFF
       # Every test executable (without the drivers, the CLI, fit driver and HDF5 ones hold no tests), the
       # benchmarks for their smoke run (which counts kernel launches on device paths only), and perf/'s other
       # programs, which only this leg builds.
@@ -158,7 +160,7 @@ for leg in $LEGS; do
       cmake -S . -B build-hip -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O0 -DCMAKE_CXX_COMPILER=hipcc \
         -DKokkos_ROOT="$HIP_PREFIX" -DKokkosKernels_ROOT="$HIP_PREFIX" -DT3K_USE_SYSTEM_KOKKOS=OFF \
         -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=OFF -DT3K_ENABLE_BENCHMARKS=ON -DT3K_ENABLE_MPI=OFF \
-        -DT3K_ENABLE_SANITIZERS=OFF
+        -DT3K_ENABLE_SANITIZERS=OFF -DT3K_TEST_EVERY_SPACE=OFF
       # The tests and the benchmarks include every header; each header compiling on its own is checked by the asan leg.
       cmake --build build-hip -j "$JOBS" --target t3k_tests t3k_bench
       end "compiled"
@@ -186,7 +188,8 @@ for leg in $LEGS; do
     asan)
       begin asan "AddressSanitizer + UBSan, Debug, Debian's prebuilt Serial Kokkos, all tests (build-asan/)"
       cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DT3K_USE_SYSTEM_KOKKOS=ON \
-        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=ON -DT3K_ENABLE_BENCHMARKS=OFF
+        -DT3K_ENABLE_TESTS=ON -DT3K_ENABLE_DRIVERS=ON -DT3K_ENABLE_SANITIZERS=ON -DT3K_ENABLE_BENCHMARKS=OFF \
+        -DT3K_TEST_FLOAT=OFF
       cmake --build build-asan -j "$JOBS"
       export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
       export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

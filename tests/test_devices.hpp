@@ -23,13 +23,17 @@ struct Config {
 
 // clang-format off
 // The non-default spaces are listed explicitly and the default space last, so no space appears twice.
-#if defined(KOKKOS_ENABLE_SERIAL) && (defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_THREADS) || \
-                                      defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP))
+// T3K_TEST_DEFAULT_SPACE_ONLY and T3K_TEST_DOUBLE_ONLY (CMake: T3K_TEST_EVERY_SPACE=OFF, T3K_TEST_FLOAT=OFF) narrow
+// them for builds that test one thing: the device code paths, a compile check, the sanitizers.
+#if defined(KOKKOS_ENABLE_SERIAL) && !defined(T3K_TEST_DEFAULT_SPACE_ONLY) &&                         \
+    (defined(KOKKOS_ENABLE_OPENMP) || defined(KOKKOS_ENABLE_THREADS) || defined(KOKKOS_ENABLE_CUDA) || \
+     defined(KOKKOS_ENABLE_HIP))
 #define T3K_TEST_SERIAL_CONFIG(Scalar) Config<Kokkos::Serial, Scalar>,
 #else
 #define T3K_TEST_SERIAL_CONFIG(Scalar)
 #endif
-#if defined(KOKKOS_ENABLE_OPENMP) && (defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP))
+#if defined(KOKKOS_ENABLE_OPENMP) && !defined(T3K_TEST_DEFAULT_SPACE_ONLY) && \
+    (defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP))
 #define T3K_TEST_OPENMP_CONFIG(Scalar) Config<Kokkos::OpenMP, Scalar>,
 #else
 #define T3K_TEST_OPENMP_CONFIG(Scalar)
@@ -39,9 +43,13 @@ struct Config {
 using DoubleConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPENMP_CONFIG(double)
                                        Config<Kokkos::DefaultExecutionSpace, double>>;
 /// Every enabled backend in double, and the default space in float as well.
+#ifdef T3K_TEST_DOUBLE_ONLY
+using TestConfigs = DoubleConfigs;
+#else
 using TestConfigs = ::testing::Types<T3K_TEST_SERIAL_CONFIG(double) T3K_TEST_OPENMP_CONFIG(double)
                                      Config<Kokkos::DefaultExecutionSpace, double>,
                                      Config<Kokkos::DefaultExecutionSpace, float>>;
+#endif
 // clang-format on
 
 /// The reduction block of a configuration's space (64 probes on host backends, 2048 on device backends): tests of
