@@ -52,6 +52,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
                                     TuckerTensorTrain<Scalar, MemorySpace> const& x0, AdamOptions const& options = {},
                                     CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::adam", problem, x0.mode_shapes());
+  impl::check_fit_sharing("t3k::adam", options.common, x0.mode_shapes());
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(
         space, problem, x0, options, checkpoint,
@@ -68,8 +69,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "adam");
-  auto const start = impl::feasible_start(space, x0);
-  auto x = resume ? resume->x : start.x;
+  auto const start = impl::feasible_start(space, x0, o);
+  auto x = resume ? impl::tied_iterate(space, o, resume->x) : start.x;
   auto frame = orthogonal_frame(space, x);
   result.notes = start.notes;
   std::size_t const d = frame.n_modes();
@@ -129,7 +130,7 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
     auto eval = full_eval_at_x ? std::move(*full_eval_at_x) : evaluate_loss(space, sub, x, session.spare_residual);
     full_eval_at_x.reset();
     session.spare_residual = eval.residual;  // the next minibatch of the same size overwrites it
-    auto g = riemannian_gradient(space, sub, frame, eval, chunk);
+    auto g = impl::fit_gradient(space, o, sub, frame, eval, chunk);
     double const scale = full ? 1.0 : double(w) / double(batch.size());
     if (!full) scale_variation(space, Scalar(scale), g);
     double const gnorm = double(variation_norm(space, g));
@@ -154,11 +155,14 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
           impl::scale_core(space, delta.tt[i], factor);
       }
     }
+    // The per-core scaling moves the modes of a group apart: the step is the scaled moment's tied part.
+    impl::tie_direction(space, o, frame, delta);
     double const step = double(variation_norm(space, delta));
-    auto x_new = retract(space, frame, delta);
+    auto x_new = impl::fit_retract(space, o, frame, delta);
     auto frame_new = orthogonal_frame(space, x_new);
     // Transport the first moment: m <- P_{X_new}(T_{X_old}(m)).
     m = project_onto_tangent_space(space, frame_new, tangent_to_t3(space, frame, m, 0, false));
+    impl::tie_direction(space, o, frame_new, m);
     x = x_new;
     frame = frame_new;
     bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;

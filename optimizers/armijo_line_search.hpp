@@ -58,7 +58,7 @@ struct LineSearchStep {
 /// f(X(alpha)) <= f(X) + c1 alpha slope, slope = <g, sign d> < 0 the directional derivative. `sign` lets
 /// gradient descent search along -g without a negated copy of g. Each trial evaluates into `spare_residual`.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-LineSearchStep<Scalar, MemorySpace> armijo_backtracking(ExecutionSpace const& space,
+LineSearchStep<Scalar, MemorySpace> armijo_backtracking(ExecutionSpace const& space, OptimizerOptions const& options,
                                                         FittingProblem<Scalar, MemorySpace> const& problem,
                                                         FitPoint<Scalar, MemorySpace> const& at,
                                                         T3Variation<Scalar, MemorySpace> const& direction, double sign,
@@ -68,7 +68,7 @@ LineSearchStep<Scalar, MemorySpace> armijo_backtracking(ExecutionSpace const& sp
   LineSearchStep<Scalar, MemorySpace> out;
   out.alpha = alpha0;
   for (std::size_t b = 0; b <= max_backtracks; ++b) {
-    auto x_new = retract(space, at.frame, scaled(space, direction, sign * out.alpha));
+    auto x_new = fit_retract(space, options, at.frame, scaled(space, direction, sign * out.alpha));
     auto eval = evaluate_loss(space, problem, x_new, spare_residual);
     if (std::isfinite(eval.loss) && eval.loss <= at.eval.loss + c1 * out.alpha * slope) {
       out.point.x = x_new;

@@ -18,6 +18,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
                                                 GradientDescentOptions const& options = {},
                                                 CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::gradient_descent", problem, x0.mode_shapes());
+  impl::check_fit_sharing("t3k::gradient_descent", options.common, x0.mode_shapes());
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(space, problem, x0, options, checkpoint,
                                    [&](auto const& x, auto const& stage, auto const& control) {
@@ -31,10 +32,10 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "gradient_descent");
-  auto const start = impl::feasible_start(space, x0);
-  auto point = impl::make_point(space, problem, resume ? resume->x : start.x);
+  auto const start = impl::feasible_start(space, x0, o);
+  auto point = impl::make_point(space, problem, resume ? impl::tied_iterate(space, o, resume->x) : start.x);
   result.notes = start.notes;
-  auto g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+  auto g = impl::fit_gradient(space, o, problem, point.frame, point.eval, chunk);
   double gnorm = double(variation_norm(space, g));
   double x0_norm = 0, g0 = 0;
   std::size_t first = 1;
@@ -71,11 +72,11 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     }
     double alpha = options.initial_step;
     if (!(alpha > 0)) {
-      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
+      auto gg = impl::fit_gauss_newton_product(space, o, problem, point.frame, g, chunk, &session.jv_buffer);
       double const curvature = double(variation_dot(space, g, gg));
       alpha = curvature > 0 ? gnorm * gnorm / curvature : 1.0;
     }
-    auto search = impl::armijo_backtracking(space, problem, point, g, -1.0, alpha, -gnorm * gnorm, options.armijo_c1,
+    auto search = impl::armijo_backtracking(space, o, problem, point, g, -1.0, alpha, -gnorm * gnorm, options.armijo_c1,
                                             options.max_backtracks, session.spare_residual);
     if (!search.accepted) {
       impl::end_at_failed_line_search(result, point.eval.loss, session.keeper.zero_loss, alpha * gnorm * gnorm);
@@ -86,7 +87,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
     search.point.frame = orthogonal_frame(space, search.point.x);
     session.spare_residual = point.eval.residual;  // overwritten by the next line search
     point = std::move(search.point);
-    g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+    g = impl::fit_gradient(space, o, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
     if (tail.end_iteration(space, it, point.x, {true, point.eval.loss, gnorm, step, previous}, g0, x0_norm)) break;
   }

@@ -27,17 +27,19 @@ inline double scheduled_step(double alpha0, StepSchedule schedule, double decay,
 
 /// Largest eigenvalue of the scaled GN operator of a (sub)problem by power iterations on gauged variations.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-double gauss_newton_lambda_max(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& sub,
+double gauss_newton_lambda_max(ExecutionSpace const& space, OptimizerOptions const& options,
+                               FittingProblem<Scalar, MemorySpace> const& sub,
                                OrthogonalFrame<Scalar, MemorySpace> const& frame, double scale, std::size_t iterations,
                                std::uint64_t seed, ChunkSize chunk) {
   auto v = random_variation(space, frame, 1, seed);
   gauge_project_in_place(space, frame, v);
+  tie_direction(space, options, frame, v);
   double lambda = 0;
   for (std::size_t k = 0; k < iterations; ++k) {
     double const n = double(variation_norm(space, v));
     if (n == 0) return 0;
     scale_variation(space, Scalar(1 / n), v);
-    auto av = gauss_newton_product(space, sub, frame, v, chunk);
+    auto av = fit_gauss_newton_product(space, options, sub, frame, v, chunk);
     lambda = scale * double(variation_dot(space, v, av));
     v = av;
   }
@@ -57,6 +59,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
                                       McSgdOptions const& options = {},
                                       CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::mc_sgd", problem, x0.mode_shapes());
+  impl::check_fit_sharing("t3k::mc_sgd", options.common, x0.mode_shapes());
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(space, problem, x0, options, checkpoint,
                                    [&](auto const& x, auto const& stage, auto const& control) {
@@ -73,8 +76,8 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "mc_sgd");
-  auto const start = impl::feasible_start(space, x0);
-  auto x = resume ? resume->x : start.x;
+  auto const start = impl::feasible_start(space, x0, o);
+  auto x = resume ? impl::tied_iterate(space, o, resume->x) : start.x;
   auto frame = orthogonal_frame(space, x);
   result.notes = start.notes;
   double full_loss = 0, alpha0 = options.step, g0 = 0;
@@ -96,7 +99,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
       for (std::size_t b = 0; b < std::max<std::size_t>(1, options.curvature_batches); ++b) {
         auto rows_b = probe_sampler.next();
         auto sub = impl::minibatch_problem(space, problem, rows_b);
-        lambda = std::max(lambda, impl::gauss_newton_lambda_max(space, sub, frame, double(w) / double(rows_b.size()),
+        lambda = std::max(lambda, impl::gauss_newton_lambda_max(space, o, sub, frame, double(w) / double(rows_b.size()),
                                                                 options.power_iterations, o.seed + b, chunk));
       }
       alpha0 = lambda > 0 ? options.step_safety / lambda : 1.0;
@@ -117,13 +120,13 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
     auto sub = impl::minibatch_problem(space, problem, batch);
     auto eval = evaluate_loss(space, sub, x, session.spare_residual);
     session.spare_residual = eval.residual;  // the next minibatch of the same size overwrites it
-    auto g = riemannian_gradient(space, sub, frame, eval, chunk);
+    auto g = impl::fit_gradient(space, o, sub, frame, eval, chunk);
     double const scale = double(w) / double(batch.size());
     scale_variation(space, Scalar(scale), g);
     double const gnorm = double(variation_norm(space, g));
     if (it == 1) g0 = gnorm;
     double const alpha = impl::scheduled_step(alpha0, options.schedule, options.decay, it - 1, o.max_iterations);
-    x = retract(space, frame, impl::scaled(space, g, -alpha));
+    x = impl::fit_retract(space, o, frame, impl::scaled(space, g, -alpha));
     frame = orthogonal_frame(space, x);
     bool const evaluated = it % std::max<std::size_t>(1, options.eval_every) == 0 || it == o.max_iterations;
     if (evaluated) {

@@ -20,6 +20,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
                                          NewtonCgOptions const& options = {},
                                          CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
   impl::check_problem("t3k::newton_cg", problem, x0.mode_shapes());
+  impl::check_fit_sharing("t3k::newton_cg", options.common, x0.mode_shapes());
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(space, problem, x0, options, checkpoint,
                                    [&](auto const& x, auto const& stage, auto const& control) {
@@ -33,10 +34,10 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
 
   auto const* resume = checkpoint.resume_from;
   if (resume) impl::check_checkpoint_owner(*resume, "newton_cg");
-  auto const start = impl::feasible_start(space, x0);
-  auto point = impl::make_point(space, problem, resume ? resume->x : start.x);
+  auto const start = impl::feasible_start(space, x0, o);
+  auto point = impl::make_point(space, problem, resume ? impl::tied_iterate(space, o, resume->x) : start.x);
   result.notes = start.notes;
-  auto g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+  auto g = impl::fit_gradient(space, o, problem, point.frame, point.eval, chunk);
   double gnorm = double(variation_norm(space, g));
   double x0_norm = 0, g0 = 0, lambda = 0;
   std::size_t first = 1;
@@ -52,7 +53,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     g0 = gnorm;
     session.record(space, 0, point.x, true, point.eval.loss, gnorm, 0);
     if (options.levenberg_marquardt && gnorm > 0) {
-      auto gg = gauss_newton_product(space, problem, point.frame, g, chunk, &session.jv_buffer);
+      auto gg = impl::fit_gauss_newton_product(space, o, problem, point.frame, g, chunk, &session.jv_buffer);
       lambda = options.lambda_rel * double(variation_dot(space, g, gg)) / (gnorm * gnorm);
     }
   }
@@ -83,7 +84,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     auto dir = copy_variation(space, res);
     double rs = gnorm * gnorm;
     for (std::size_t j = 0; j < options.cg_max_iterations; ++j) {
-      auto ad = gauss_newton_product(space, problem, point.frame, dir, chunk, &session.jv_buffer);
+      auto ad = impl::fit_gauss_newton_product(space, o, problem, point.frame, dir, chunk, &session.jv_buffer);
       if (lambda > 0) axpy_variation(space, Scalar(lambda), dir, ad);
       double const curvature = double(variation_dot(space, dir, ad));
       if (!(curvature > 0)) break;  // flat or rounding-level direction: keep what CG has
@@ -101,11 +102,11 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     // Quadratic model decrease for the gain ratio: -<g,d> - 0.5 <d,(GN + lambda I) d>.
     double predicted = 0;
     if (options.levenberg_marquardt) {
-      auto gd = gauss_newton_product(space, problem, point.frame, delta, chunk, &session.jv_buffer);
+      auto gd = impl::fit_gauss_newton_product(space, o, problem, point.frame, delta, chunk, &session.jv_buffer);
       double const dn = double(variation_norm(space, delta));
       predicted = -slope - 0.5 * (double(variation_dot(space, delta, gd)) + lambda * dn * dn);
     }
-    auto search = impl::armijo_backtracking(space, problem, point, delta, 1.0, 1.0, slope, options.armijo_c1,
+    auto search = impl::armijo_backtracking(space, o, problem, point, delta, 1.0, 1.0, slope, options.armijo_c1,
                                             options.max_backtracks, session.spare_residual);
     if (!search.accepted) {
       impl::end_at_failed_line_search(result, point.eval.loss, session.keeper.zero_loss, -slope);
@@ -121,7 +122,7 @@ FitResult<Scalar, MemorySpace> newton_cg(ExecutionSpace const& space,
     trial.frame = orthogonal_frame(space, trial.x);
     session.spare_residual = point.eval.residual;  // overwritten by the next line search
     point = std::move(trial);
-    g = riemannian_gradient(space, problem, point.frame, point.eval, chunk);
+    g = impl::fit_gradient(space, o, problem, point.frame, point.eval, chunk);
     gnorm = double(variation_norm(space, g));
     if (tail.end_iteration(space, it, point.x, {true, point.eval.loss, gnorm, step, previous}, g0, x0_norm)) break;
   }

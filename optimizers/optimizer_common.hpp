@@ -12,6 +12,7 @@
 #include "t3k/algorithms/variation_operations.hpp"
 #include "t3k/optimizers/fitting_problem.hpp"
 #include "t3k/optimizers/optimizer_options.hpp"
+#include "t3k/optimizers/shared_fit.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -148,33 +149,42 @@ struct FeasibleStart {
 /// x0 clipped once to the largest ranks a T3 of its mode shapes can hold (clip_to_feasible after squashing the
 /// boundary bonds), so that the fit runs on one manifold and every report names the ranks it ran at (docs/math.md).
 /// The clipping is a T3-SVD capped at those ranks: the tensor is unchanged (the dropped singular values are zero up
-/// to rounding). x0 is returned as it is when nothing needs clipping, or when its tensor overflows (no SVD).
+/// to rounding). x0 is returned as it is when nothing needs clipping, or when its tensor overflows (no SVD). A fit
+/// that shares factors clips to the shared bounds (a group's rank within its ceiling) by the grouped T3-SVD, and
+/// starts tied (tied_iterate).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 FeasibleStart<Scalar, MemorySpace> feasible_start(ExecutionSpace const& space,
-                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x0) {
+                                                  TuckerTensorTrain<Scalar, MemorySpace> const& x0,
+                                                  OptimizerOptions const& options) {
+  bool const shared = ties_factors(options.sharing);
+  if (shared) options.sharing.check_t3(x0, "the start of a shared fit");
   auto const n = x0.tucker_ranks();
   auto const r = x0.tt_ranks();
   auto feasible_n = n;
   auto feasible_r = r;
   feasible_r.front() = 1;
   feasible_r.back() = 1;
-  clip_to_feasible(x0.mode_shapes(), feasible_n, feasible_r);
+  if (shared) {
+    lower_to_feasible(x0.mode_shapes(), options.sharing.groups(), feasible_n, feasible_r);
+  } else {
+    clip_to_feasible(x0.mode_shapes(), feasible_n, feasible_r);
+  }
   FeasibleStart<Scalar, MemorySpace> out;
   // Boundary ranks other than 1 are squashed by every frame without loss: no clipping.
   bool const interior_kept = std::equal(r.begin() + 1, r.end() - 1, feasible_r.begin() + 1);
   if (feasible_n == n && interior_kept) {
-    out.x = x0;
+    out.x = tied_iterate(space, options, x0, &out.notes);
     return out;
   }
   T3SvdOptions caps;
   caps.max_tucker_ranks.assign(feasible_n.begin(), feasible_n.end());
   caps.max_tt_ranks.assign(feasible_r.begin(), feasible_r.end());
   try {
-    out.x = t3_svd(space, x0, caps).t3;
+    out.x = shared ? grouped_t3_svd(space, x0, options.sharing, caps).t3 : t3_svd(space, x0, caps).t3;
   } catch (InvalidArgument const&) {
-    // Cores whose tensor overflows Scalar cannot be factored: such a start is kept, and the fit stops at its
-    // non-finite loss as it does from any start that overflows.
-    out.x = x0;
+    // Cores whose tensor overflows Scalar cannot be factored: such a start is kept (tied as it is), and the fit stops
+    // at its non-finite loss as it does from any start that overflows.
+    out.x = shared ? tie_tucker_factors(x0, options.sharing) : x0;
     return out;
   }
   auto const cn = out.x.tucker_ranks();
@@ -354,7 +364,9 @@ struct FitSession {
     last_validation = checkpoint_scalar(c, "validation_last");
     best_validation = checkpoint_scalar(c, "validation_best");
     evaluations_without_best = std::size_t(checkpoint_scalar(c, "validation_without_best"));
-    best_x = c.best_x;
+    // A checkpoint's factors are copies: tie them again (they were written from tied iterates).
+    best_x = ties_factors(options_->sharing) && c.best_x.n_modes() > 0 ? tie_tucker_factors(c.best_x, options_->sharing)
+                                                                       : c.best_x;
   }
 
   /// Stores the fit's point: the best on validation when early stopping is on, else `x`.

@@ -5,6 +5,7 @@
 /// its default and range as the configuration file spells it.
 
 #include "t3k/core/chunk_size.hpp"
+#include "t3k/core/mode_sharing.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -76,6 +77,13 @@ struct OptimizerOptions {
   /// residual is still recorded, and the last iterate returned).
   std::size_t validation_patience = 0;
   RankContinuation continuation;  ///< grow the ranks from x0's (off by default)
+  /// Shared Tucker factors (docs/math.md, "Shared Tucker factors"): modes with equal labels use one factor. Every
+  /// iterate is tied (has_tied_tucker_factors) and every step moves in the tied tangent space: the gradient and the
+  /// Gauss-Newton products are projected by tie_variation, the retraction truncates by grouped_t3_svd. An x0 whose
+  /// group factors are not tied starts from its best shared model (grouped_t3_svd at its ranks, noted in
+  /// FitResult::notes). Empty (default) or trivial: the fit of an ordinary T3, bit for bit. Not with a rank
+  /// continuation.
+  ModeSharing sharing;
 };
 
 /// Options of newton_cg (docs/math.md).
