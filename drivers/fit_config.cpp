@@ -142,6 +142,17 @@ void check_across_sections(Config const& config_) {
             "rank continuation starts from a random T3 at the start ranks: use "
             "init: {random: {seed: S}}");
   }
+  if (model.sharing && model.tucker_range) {
+    fail_at("model.sharing", at("model.sharing"),
+            "a rank continuation does not grow shared models: give model.tucker_ranks and model.tt_ranks as lists "
+            "(fixed ranks), or leave model.sharing out");
+  }
+  if (model.sharing && config_.source == ProblemSource::synthetic) {
+    bool const own_ranks = model.tucker_ranks.has_value() && model.tucker_ranks->size() == config_.synthetic.mode_shapes.size();
+    (void)model_sharing(config_, config_.synthetic.mode_shapes,
+                        own_ranks ? *model.tucker_ranks : config_.synthetic.tucker_ranks,
+                        own_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");
+  }
   if (model.tucker_range && config_.source == ProblemSource::synthetic) {
     (void)resolve_ranks(config_, config_.synthetic.mode_shapes);  // ConfigError now, before any data is read
   }
@@ -191,6 +202,31 @@ void check_across_sections(Config const& config_) {
 }
 
 }  // namespace detail
+
+ModeSharing model_sharing(Config const& config, std::vector<std::size_t> const& mode_shapes,
+                          std::vector<std::size_t> const& tucker_ranks, std::string const& ranks_from) {
+  if (!config.model.sharing) return ModeSharing::unshared(mode_shapes);
+  auto const& labels = *config.model.sharing;
+  if (labels.size() != mode_shapes.size()) {
+    throw config.error_at("model.sharing", "has " + std::to_string(labels.size()) + " labels but the model has d = " +
+                                               std::to_string(mode_shapes.size()) + " modes (mode shapes " +
+                                               impl::shape_string(mode_shapes) + "); give one label per mode");
+  }
+  // The library's messages name the modes and sizes; the key and the file come from here.
+  auto const strip = [](std::string message) {
+    auto const colon = message.find(": ");
+    return colon == std::string::npos ? message : message.substr(colon + 2);
+  };
+  try {
+    ModeSharing sharing(labels, mode_shapes);
+    if (tucker_ranks.size() == mode_shapes.size()) sharing.check_tucker_ranks(tucker_ranks, "");
+    return sharing;
+  } catch (std::exception const& e) {
+    std::string message = strip(e.what());
+    if (message.find("Tucker ranks") != std::string::npos) message += " (" + ranks_from + ")";
+    throw config.error_at("model.sharing", message);
+  }
+}
 
 std::vector<std::size_t> RankBound::expand(std::size_t d, bool tt) const {
   if (!list.empty()) return list;

@@ -14,6 +14,7 @@
 
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/measurement_kind.hpp"
+#include "t3k/core/mode_sharing.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -91,6 +92,8 @@ struct ModelConfig {
   std::string file;        ///< init file as written
   std::string resolved_file;
   double perturbation = 0;  ///< truth_perturbation EPS
+  /// model.sharing: one label per mode, modes with equal labels share a Tucker factor (absent: none).
+  std::optional<std::vector<long long>> sharing;
 };
 
 /// optimizer: the options of the optimizer it names, typed (optimizer_keys.hpp); keys the file leaves out keep the
@@ -167,6 +170,13 @@ struct Config {
 /// The keys in which two fingerprints (Config::fingerprint) differ, for one line of a refused --resume:
 /// "optimizer.batch_size (50 in the checkpoint, 40 now), problem.synthetic.seed (11 in the checkpoint, 12 now)".
 std::string fingerprint_changes(std::string const& checkpoint, std::string const& now);
+
+/// The sharing of model.sharing for a model of these mode shapes and Tucker ranks (`ranks_from` names where the ranks
+/// come from, for messages); the trivial sharing when the configuration has none.
+/// **Throws:** ConfigError at model.sharing for a label count other than d, modes of different sizes or Tucker ranks
+/// in one group.
+ModeSharing model_sharing(Config const& config, std::vector<std::size_t> const& mode_shapes,
+                          std::vector<std::size_t> const& tucker_ranks, std::string const& ranks_from);
 
 /// The start and maximum ranks of a rank continuation for a problem of these mode shapes.
 struct ResolvedRanks {

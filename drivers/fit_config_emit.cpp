@@ -18,7 +18,8 @@ namespace fit {
 
 namespace {
 
-void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
+template <class Integer>
+void emit_list(YAML::Emitter& out, std::vector<Integer> const& v) {
   out << YAML::Flow << YAML::BeginSeq;
   for (auto e : v) out << e;
   out << YAML::EndSeq;
@@ -82,6 +83,10 @@ void emit_config(YAML::Emitter& out, Config const& c, bool fingerprint) {
   }
   out << YAML::EndMap;
   out << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  if (c.model.sharing) {
+    out << YAML::Key << "sharing" << YAML::Value;
+    emit_list(out, *c.model.sharing);
+  }
   if (c.model.tucker_ranks) {
     out << YAML::Key << "tucker_ranks" << YAML::Value;
     emit_list(out, *c.model.tucker_ranks);

@@ -382,8 +382,23 @@ void Parser::parse_order_weights(YAML::Node const& node) {
 
 void Parser::parse_model(YAML::Node const& node) {
   std::string const p = "model";
-  auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "continuation", "init"});
+  auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "sharing", "continuation", "init"});
   auto& model = config_.model;
+  if (k.count("sharing")) {
+    auto const& labels = k.at("sharing");
+    std::string const sp = p + ".sharing";
+    if (!labels.IsSequence() || labels.size() == 0) {
+      fail(sp, labels,
+           "must be a list of labels (integers >= 0), one per mode; modes with equal labels share a Tucker factor, "
+           "got " + describe(labels));
+    }
+    if (labels.size() > 64) fail(sp, labels, "is out of range: at most 64 entries");
+    model.sharing.emplace();
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      model.sharing->push_back(
+          static_cast<long long>(integer(sp + "[" + std::to_string(i) + "]", labels[i], 0, std::uint64_t(1) << 31)));
+    }
+  }
   // A list: fixed ranks; a map {start, max}: rank continuation.
   if (k.count("tucker_ranks")) {
     if (k.at("tucker_ranks").IsMap()) {

@@ -82,7 +82,8 @@ std::string history_csv(std::vector<IterationRecord> const& h) {
   return out;
 }
 
-void emit_list(YAML::Emitter& out, std::vector<std::size_t> const& v) {
+template <class Integer>
+void emit_list(YAML::Emitter& out, std::vector<Integer> const& v) {
   out << YAML::Flow << YAML::BeginSeq;
   for (auto e : v) out << e;
   out << YAML::EndSeq;
@@ -138,7 +139,13 @@ std::string summary_yaml(Config const& config, Setup const& setup, Result const&
   out << YAML::Key << "tt_ranks" << YAML::Value;
   emit_list(out, result.x.tt_ranks());
   // The model's degrees of freedom, to set against the number of measurements (docs/math.md).
-  out << YAML::Key << "manifold_dimension" << YAML::Value << t3k::manifold_dimension(result.x);
+  bool const shared = setup.sharing.n_modes() > 0 && !setup.sharing.is_trivial();
+  if (shared) {
+    out << YAML::Key << "sharing" << YAML::Value;
+    emit_list(out, setup.sharing.labels());
+  }
+  out << YAML::Key << "manifold_dimension" << YAML::Value
+      << (shared ? t3k::manifold_dimension(result.x, setup.sharing) : t3k::manifold_dimension(result.x));
   if (setup.continuation.enabled()) {
     out << YAML::Key << "rank_steps" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (std::size_t k = 1; k < result.history.size(); ++k) {
@@ -420,6 +427,10 @@ void write_run_directory(std::string const& directory, Config const& config, Set
   {
     io::Writer w((fs::path(directory) / RunFiles::model).string());
     w.write_t3(copy_t3_to<Kokkos::HostSpace>(space, result.x));
+    if (setup.sharing.n_modes() > 0 && !setup.sharing.is_trivial()) {
+      auto const& labels = setup.sharing.labels();
+      w.write_integer_list_attribute("/t3", "sharing", std::vector<std::int64_t>(labels.begin(), labels.end()));
+    }
     io::RootAttributes a;
     a.d = std::int64_t(result.x.n_modes());
     a.w = std::int64_t(setup.problem.n_global_probes());

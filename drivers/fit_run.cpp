@@ -137,6 +137,7 @@ Result run_optimizer(Config const& config, Space const& space, Setup const& setu
         options.common.stop_when = stop_when;
         options.common.validation_patience = config.validation.patience;
         options.common.continuation = setup.continuation;
+        options.common.sharing = setup.sharing;
         return run(config, space, problem, x0, options, control);
       },
       config.optimizer.options);

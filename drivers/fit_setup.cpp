@@ -12,6 +12,7 @@
 
 #include "t3k/algorithms/random_t3.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/mode_sharing.hpp"
 #include "t3k/optimizers/planted_problem.hpp"
 
 #include <fmt/core.h>
@@ -283,6 +284,10 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
                        "");
       // A stream of its own: a random start never equals the planted T3, even with equal seeds and ranks.
       s.x0 = random_t3<double>(space, s.mode_shapes, n, r, mix_seed(m.seed, 2));
+      if (m.sharing) {
+        s.sharing = model_sharing(config, s.mode_shapes, n, m.tucker_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");
+        s.x0 = tie_tucker_factors(s.x0, s.sharing);
+      }
       break;
     }
     case InitKind::file: {
@@ -302,11 +307,23 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
                                     impl::shape_string(host.tt_ranks()) + "); leave them out to take the file's");
         }
         s.x0 = copy_t3_to<Mem>(space, host);
+        // A model file of a shared fit stores its sharing: the fit goes on with it unless the file is told otherwise.
+        auto const stored = reading(config, "model.init.file", [&] {
+          return io::Reader(m.resolved_file).read_integer_list_attribute("/t3", "sharing");
+        });
+        if (m.sharing) {
+          s.sharing = model_sharing(config, s.mode_shapes, host.tucker_ranks(), m.resolved_file);
+        } else if (stored) {
+          Config adopted = config;
+          adopted.model.sharing = std::vector<long long>(stored->begin(), stored->end());
+          s.sharing = model_sharing(adopted, s.mode_shapes, host.tucker_ranks(), m.resolved_file);
+        }
       });
       break;
     }
     case InitKind::truth_perturbation:
       s.x0 = perturb_t3(space, truth, m.perturbation, mix_seed(m.seed, 3));
+      if (m.sharing) s.sharing = model_sharing(config, s.mode_shapes, s.x0.tucker_ranks(), "problem.synthetic.tucker_ranks");
       break;
   }
   space.fence();

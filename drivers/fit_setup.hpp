@@ -25,6 +25,8 @@ struct Setup {
   std::vector<std::size_t> mode_shapes;
   std::string description;        ///< one line for the log and summary.yaml
   RankContinuation continuation;  ///< rank continuation with its maximum ranks (off for fixed ranks)
+  /// model.sharing, or the sharing stored with an init file (empty: none); x0 is tied as it asks when it was random.
+  ModeSharing sharing;
 };
 
 /// The fitting problem of data as read (this rank's rows: a problem sharded over `comm` when it has several ranks),
