@@ -7,6 +7,7 @@
 #include "objects.hpp"
 
 #include "fit_options.hpp"
+#include "sharing_arg.hpp"
 
 #include "t3k/optimizers/adam.hpp"
 #include "t3k/optimizers/gradient_descent.hpp"
@@ -224,8 +225,18 @@ void check_fit_start(std::string const& where, PyFittingProblem const& problem, 
                      " (problem) at order " + std::to_string(k));
 }
 
+/// The sharing keyword of fit for x0: labels for x0's modes, and x0's Tucker ranks equal within every group (the
+/// optimizers would refuse them too, but without naming the keyword).
+t3k::ModeSharing fit_sharing(nb::handle sharing, PyTuckerTensorTrain const& x0, std::string const& where) {
+  std::vector<std::size_t> big_n, n;
+  for (auto const& u : x0.tucker) big_n.push_back(u.shape(1)), n.push_back(u.shape(0));
+  auto out = sharing_arg(sharing, big_n, where, "x0");
+  if (out.n_modes() > 0) check_sharing_ranks(out, n, where, "x0");
+  return out;
+}
+
 nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std::string const& optimizer,
-             nb::handle chunk_size, nb::handle callback, nb::dict options) {
+             nb::handle chunk_size, nb::handle callback, nb::handle sharing, nb::dict options) {
   std::string const where = "t3k.fit";
   if (problem.dtype != x0.dtype) {
     fail(where + ": the problem is " + dtype_name(problem.dtype) + " but x0 is " + dtype_name(x0.dtype));
@@ -235,6 +246,7 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
   }
   auto const chunk = chunk_size_arg(chunk_size, where);
   check_fit_start(where, problem, x0, chunk);
+  auto const shared = fit_sharing(sharing, x0, where);
   auto const choice = t3k::fit::default_options(optimizer);
   if (!choice) {
     std::string names;
@@ -246,6 +258,13 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
         using Options = std::decay_t<decltype(defaults)>;
         Options o = parse_options<Options>(where, optimizer, options);
         parse_fit_extras(where, options, problem, x0, o.common);
+        // A trivial sharing (every mode its own label) is an ordinary fit, with or without a continuation.
+        if (shared.n_modes() > 0 && !shared.is_trivial() && o.common.continuation.enabled()) {
+          fail(where + ": sharing " + labels_text(shared.labels()) +
+               " ties Tucker factors, and a rank continuation (max_tucker_ranks, max_tt_ranks) does not grow " +
+               "shared models: fit them at x0's ranks, or without sharing");
+        }
+        o.common.sharing = shared;
         if constexpr (std::is_same_v<Options, t3k::McSgdOptions> || std::is_same_v<Options, t3k::AdamOptions>) {
           // A batch_size given larger than W is refused, as `t3k fit` refuses it; the default (mc_sgd's 64) takes
           // all W probes of a smaller problem.
@@ -263,8 +282,8 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
 }  // namespace
 
 void bind_fit(nb::module_& m) {
-  m.def("_fit", &fit, "problem"_a, "x0"_a, "optimizer"_a, "chunk_size"_a.none(), "callback"_a.none(), "options"_a,
-        "The optimizers; t3k.fit wraps this (see help(t3k.fit)).");
+  m.def("_fit", &fit, "problem"_a, "x0"_a, "optimizer"_a, "chunk_size"_a.none(), "callback"_a.none(),
+        "sharing"_a.none(), "options"_a, "The optimizers; t3k.fit wraps this (see help(t3k.fit)).");
   m.def("_optimizer_keys", &optimizer_keys,
         "The optimizer options as the YAML schema defines them: {optimizer: [(key, type, default, allowed)]},\n"
         "the keys every optimizer takes under ''.");

@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "objects.hpp"
+#include "sharing_arg.hpp"
 
 #include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/random_t3.hpp"
@@ -49,12 +50,36 @@ nb::object to_dense(PyTuckerTensorTrain const& x) {
   });
 }
 
-std::size_t manifold_dimension(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks) {
+/// manifold_dimension of these lists, with the sharing `sharing` (None: unshared).
+std::size_t dimension_of(std::string const& where, std::vector<std::size_t> const& big_n,
+                         std::vector<std::size_t> const& n, std::vector<std::size_t> const& r, nb::handle sharing,
+                         std::string const& whose_shape, std::string const& whose_ranks) {
+  if (sharing.is_none()) return t3k::manifold_dimension(big_n, n, r);
+  // The lists first, so that a shape the ranks do not fit is named as without a sharing.
+  t3k::impl::check_t3_shape_lists(where, big_n, n, r);
+  auto const s = sharing_arg(sharing, big_n, where, whose_shape);
+  check_sharing_ranks(s, n, where, whose_ranks);
+  return t3k::manifold_dimension(big_n, n, r, s);
+}
+
+std::size_t manifold_dimension(nb::handle shape, nb::handle tucker_ranks, nb::handle tt_ranks, nb::handle sharing) {
   std::string const where = "t3k.manifold_dimension";
   auto const big_n = size_list_arg(shape, where, "shape");
   auto const n = size_list_arg(tucker_ranks, where, "tucker_ranks");
   auto const r = size_list_arg(tt_ranks, where, "tt_ranks");
-  return t3k::manifold_dimension(big_n, n, r);
+  return dimension_of(where, big_n, n, r, sharing, "shape", "tucker_ranks");
+}
+
+/// The manifold dimension at the shapes and ranks of `x`, with the sharing `sharing` (None: unshared).
+std::size_t t3_dimension(PyTuckerTensorTrain const& x, nb::handle sharing) {
+  std::vector<std::size_t> big_n, n, r;
+  for (auto const& a : x.tucker) {
+    n.push_back(a.shape(0));
+    big_n.push_back(a.shape(1));
+  }
+  for (auto const& a : x.tt) r.push_back(a.shape(0));
+  r.push_back(x.tt.back().shape(2));
+  return dimension_of("t3k.TuckerTensorTrain.shared_manifold_dimension", big_n, n, r, sharing, "the T3", "the T3");
 }
 
 double norm(PyTuckerTensorTrain const& x) {
@@ -210,19 +235,14 @@ void bind_tucker_tensor_train(nb::module_& m) {
           },
           "[r_0, .., r_d] (d + 1 entries).")
       .def_prop_ro(
-          "manifold_dimension",
-          [](PyTuckerTensorTrain const& x) {
-            std::vector<std::size_t> big_n, n, r;
-            for (auto const& a : x.tucker) {
-              n.push_back(a.shape(0));
-              big_n.push_back(a.shape(1));
-            }
-            for (auto const& a : x.tt) r.push_back(a.shape(0));
-            r.push_back(x.tt.back().shape(2));
-            return t3k::manifold_dimension(big_n, n, r);
-          },
+          "manifold_dimension", [](PyTuckerTensorTrain const& x) { return t3_dimension(x, nb::none()); },
           "The dimension of the manifold of T3s of this T3's shape and ranks: its degrees of freedom\n"
           "(t3k.manifold_dimension).")
+      .def("shared_manifold_dimension", &t3_dimension, "sharing"_a.none(),
+           nb::sig("def shared_manifold_dimension(self, sharing: typing.Sequence[int] | None) -> int"),
+           "manifold_dimension with shared Tucker factors: sharing gives one integer label per mode, modes with\n"
+           "equal labels use one factor, which counts once (t3k.manifold_dimension(..., sharing=...)). None: the\n"
+           "manifold_dimension property. Raises ValueError naming sharing when it does not fit this T3.")
       .def_prop_ro("n_modes", &PyTuckerTensorTrain::n_modes, "d, the number of modes.")
       .def_prop_ro(
           "dtype", [](PyTuckerTensorTrain const& x) { return numpy_dtype(x.dtype); },
@@ -253,11 +273,15 @@ void bind_tucker_tensor_train(nb::module_& m) {
         "Returns (the truncated T3, the Tucker singular values per mode, the TT singular values per interior bond),\n"
         "every singular value computed, before truncation. None: no cap.");
   m.def("manifold_dimension", &manifold_dimension, "shape"_a, "tucker_ranks"_a, "tt_ranks"_a,
+        "sharing"_a.none() = nb::none(),
         nb::sig("def manifold_dimension(shape: typing.Sequence[int], tucker_ranks: typing.Sequence[int], "
-                "tt_ranks: typing.Sequence[int]) -> int"),
+                "tt_ranks: typing.Sequence[int], sharing: typing.Sequence[int] | None = None) -> int"),
         "The dimension of the manifold of T3s of this shape and these ranks, the model's degrees of freedom:\n"
         "sum_i n_i (N_i - n_i) + sum_i r_i n_i r_{i+1} - sum_{e=1..d-1} r_e^2, counted at the ranks such T3s\n"
         "actually have (boundary ranks 1, every rank lowered to what its neighbours allow; docs/math.md).\n"
+        "sharing: one integer label per mode; modes with equal labels share one Tucker factor (equal sizes and\n"
+        "Tucker ranks), which counts once, n_g (N_g - n_g), and a group's rank is bounded by its modes together\n"
+        "(docs/math.md, \"Shared Tucker factors\"). None: no sharing.\n"
         "Nothing runs. Raises ValueError for inconsistent lists.");
   m.def("t3_from_dense", &t3_from_dense, "dense"_a, "max_tucker_ranks"_a.none() = nb::none(),
         "max_tt_ranks"_a.none() = nb::none(), "rtol"_a = 0.0, "dtype"_a.none() = nb::none(),

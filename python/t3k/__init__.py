@@ -159,6 +159,7 @@ def fit(
     chunk_size: Union[int, str, None] = "auto",
     callback: Optional[Callable[[Dict[str, Any]], Any]] = None,
     verbose: bool = False,
+    sharing: Optional[Sequence[int]] = None,
     **options: Any,
 ) -> FitResult:
     # The docstring is assembled below from the optimizers' key tables.
@@ -174,7 +175,7 @@ def fit(
                 printer(record)
                 return user_callback(record)
 
-    return FitResult(**_t3k._fit(problem, x0, optimizer, chunk_size, callback, options))
+    return FitResult(**_t3k._fit(problem, x0, optimizer, chunk_size, callback, sharing, options))
 
 
 def _fit_doc() -> str:
@@ -200,6 +201,11 @@ def _fit_doc() -> str:
         "    FitResult.history). Returning True, or raising StopIteration, stops the fit there: fit returns that\n"
         "    point with reason 'stopped by the callback at iteration N'. Other exceptions propagate.\n"
         "verbose: print one line per iteration, as `t3k fit` does (t3k.progress_printer(), called before callback).\n"
+        "sharing: shared Tucker factors (docs/math.md, \"Shared Tucker factors\"): one integer label per mode of x0;\n"
+        "    modes with equal labels (of equal sizes and Tucker ranks) use one factor throughout the fit, so the\n"
+        "    result's factors of a group are equal. An x0 whose factors of a group differ starts from its best\n"
+        "    shared model (noted in FitResult.notes). Not with a rank continuation. None (default): every mode has\n"
+        "    its own factor.\n"
         "Ctrl-C (KeyboardInterrupt) stops the fit between iterations: the kernels of the current iteration finish,\n"
         "    then KeyboardInterrupt is raised out of fit. The GIL is released while the kernels run.\n\n"
         "**options: the optimizer keys of the configuration file, with the same names, defaults and ranges.\n"

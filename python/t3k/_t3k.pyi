@@ -73,6 +73,13 @@ class TuckerTensorTrain:
         (t3k.manifold_dimension).
         """
 
+    def shared_manifold_dimension(self, sharing: Sequence[int] | None) -> int:
+        """
+        manifold_dimension with shared Tucker factors: sharing gives one integer label per mode, modes with
+        equal labels use one factor, which counts once (t3k.manifold_dimension(..., sharing=...)). None: the
+        manifold_dimension property. Raises ValueError naming sharing when it does not fit this T3.
+        """
+
     @property
     def n_modes(self) -> int:
         """d, the number of modes."""
@@ -96,11 +103,14 @@ def t3_svd(x: TuckerTensorTrain, max_tucker_ranks: Sequence[int] | None = None, 
     every singular value computed, before truncation. None: no cap.
     """
 
-def manifold_dimension(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int]) -> int:
+def manifold_dimension(shape: Sequence[int], tucker_ranks: Sequence[int], tt_ranks: Sequence[int], sharing: Sequence[int] | None = None) -> int:
     """
     The dimension of the manifold of T3s of this shape and these ranks, the model's degrees of freedom:
     sum_i n_i (N_i - n_i) + sum_i r_i n_i r_{i+1} - sum_{e=1..d-1} r_e^2, counted at the ranks such T3s
     actually have (boundary ranks 1, every rank lowered to what its neighbours allow; docs/math.md).
+    sharing: one integer label per mode; modes with equal labels share one Tucker factor (equal sizes and
+    Tucker ranks), which counts once, n_g (N_g - n_g), and a group's rank is bounded by its modes together
+    (docs/math.md, "Shared Tucker factors"). None: no sharing.
     Nothing runs. Raises ValueError for inconsistent lists.
     """
 

@@ -1,0 +1,236 @@
+"""Shared Tucker factors from Python: t3k.fit(..., sharing=labels) and manifold_dimension(..., sharing=labels).
+
+The planted model has three modes of size 6 that use one factor and a fourth of size 4; the references are the
+dense planted tensor and counts made here from the dimension formula of docs/math.md."""
+
+import numpy as np
+import pytest
+from dense_reference import t3_dense
+from test_errors import raises
+
+import t3k
+
+SHAPE, TUCKER_RANKS, TT_RANKS = (6, 6, 6, 4), (3, 3, 3, 2), (1, 3, 3, 2, 1)
+SHARING = [0, 0, 0, 1]
+
+
+@pytest.fixture
+def planted(rng):
+    """A planted problem whose modes 0-2 share one factor (one array), and an untied start near it: every core,
+    each of the three shared factors on its own, perturbed by 1e-2 relative."""
+    shared = rng.standard_normal((3, 6))
+    tucker = [shared, shared, shared, rng.standard_normal((2, 4))]
+    tt = [rng.standard_normal((TT_RANKS[i], TUCKER_RANKS[i], TT_RANKS[i + 1])) for i in range(4)]
+    truth = t3k.TuckerTensorTrain(tucker, tt)
+    problem = t3k.FittingProblem.planted(truth, n_probes=60, order=1, seed=5)
+    x0 = t3k.TuckerTensorTrain(
+        [u + 1e-2 * np.abs(u).mean() * rng.standard_normal(u.shape) for u in tucker],
+        [g + 1e-2 * np.abs(g).mean() * rng.standard_normal(g.shape) for g in tt],
+    )
+    return truth, problem, x0
+
+
+def relative_error(x, truth):
+    dense = t3_dense(truth.tucker_cores, truth.tt_cores)
+    return np.linalg.norm(x.to_dense() - dense) / np.linalg.norm(dense)
+
+
+def same_bits(a, b):
+    return all(np.array_equal(u, v) for u, v in zip(a.tucker_cores + a.tt_cores, b.tucker_cores + b.tt_cores))
+
+
+def test_newton_cg_recovers_the_planted_shared_model_with_one_factor(planted):
+    truth, problem, x0 = planted
+    assert not np.array_equal(x0.tucker_cores[0], x0.tucker_cores[1])
+
+    result = t3k.fit(problem, x0, "newton_cg", sharing=SHARING, max_iterations=40, tol_relative_residual=1e-12,
+                     cg_max_iterations=100)
+
+    factors = result.x.tucker_cores
+    assert np.array_equal(factors[0], factors[1]) and np.array_equal(factors[0], factors[2])
+    assert factors[3].shape == (2, 4)
+    assert relative_error(result.x, truth) < 1e-8, result.reason
+    # x0's factors were not shared: the fit started from its best shared model and says so.
+    assert any("best shared model" in note for note in result.notes), result.notes
+
+
+@pytest.mark.parametrize("optimizer", ["gradient_descent", "mc_sgd", "adam"])
+def test_every_optimizer_keeps_the_factors_shared(planted, optimizer):
+    _, problem, x0 = planted
+    minibatches = {} if optimizer == "gradient_descent" else {"batch_size": 40}
+    result = t3k.fit(problem, x0, optimizer, sharing=SHARING, max_iterations=5, **minibatches)
+
+    factors = result.x.tucker_cores
+    assert np.array_equal(factors[0], factors[1]) and np.array_equal(factors[0], factors[2])
+    assert result.history[-1]["loss"] < result.history[0]["loss"]
+
+
+def test_no_sharing_and_a_trivial_sharing_change_no_bit(planted):
+    _, problem, x0 = planted
+    options = {"max_iterations": 4, "cg_max_iterations": 20}
+    before = t3k.fit(problem, x0, "newton_cg", **options)
+    none = t3k.fit(problem, x0, "newton_cg", sharing=None, **options)
+    trivial = t3k.fit(problem, x0, "newton_cg", sharing=[7, 3, 5, 1], **options)
+
+    for result in (none, trivial):
+        assert same_bits(result.x, before.x)
+        assert [r["loss"] for r in result.history] == [r["loss"] for r in before.history]
+        assert result.notes == before.notes
+    # The unshared fit does not tie the factors.
+    assert not np.array_equal(before.x.tucker_cores[0], before.x.tucker_cores[1])
+
+
+def test_a_start_with_equal_factors_starts_where_it_is(planted):
+    truth, problem, _ = planted
+    result = t3k.fit(problem, truth, "newton_cg", sharing=np.array(SHARING), max_iterations=3)
+
+    assert result.notes == []
+    assert result.history[0]["relative_residual"] < 1e-12
+
+
+@pytest.mark.parametrize(
+    "sharing, fragments",
+    [
+        ([0, 0, 1], ["sharing has 3 labels", "d = 4", "x0"]),
+        ([0, 0, 0, 1, 1], ["sharing has 5 labels", "d = 4"]),
+        ([0, 0.0, 0, 1], ["sharing[1] must be an integer label", "float"]),
+        ([True, True, True, False], ["sharing[0] must be an integer label", "bool"]),
+        ([0, None, 0, 1], ["sharing[1] must be an integer label", "NoneType"]),
+        ([0, 0, 0, 2**70], ["sharing[3] must be an integer label", "out of the range"]),
+        ("0001", ["sharing must be None or a sequence of integer labels", "str"]),
+        (0, ["sharing must be None or a sequence of integer labels", "int"]),
+        ([0, 0, 0, 0], ["sharing [0, 0, 0, 0] does not fit x0", "modes 0 and 3 share a factor", "sizes 6 and 4"]),
+    ],
+)
+def test_a_bad_sharing_is_refused_naming_it(planted, sharing, fragments):
+    _, problem, x0 = planted
+    with raises("t3k.fit", *fragments):
+        t3k.fit(problem, x0, "newton_cg", sharing=sharing, max_iterations=1)
+
+
+def test_a_sharing_x0_cannot_carry_is_refused_naming_it(planted):
+    _, problem, _ = planted
+    x0 = t3k.TuckerTensorTrain.random(SHAPE, (3, 2, 3, 2), TT_RANKS, seed=1)
+    with raises("t3k.fit", "sharing [0, 0, 0, 1]", "modes 0 and 1", "Tucker ranks 3 and 2"):
+        t3k.fit(problem, x0, "newton_cg", sharing=SHARING)
+
+
+@pytest.mark.parametrize("continuation", [{"max_tucker_ranks": 3}, {"max_tt_ranks": 4}])
+def test_a_sharing_with_a_rank_continuation_is_refused(planted, continuation):
+    _, problem, x0 = planted
+    with raises("t3k.fit", "sharing [0, 0, 0, 1]", "rank continuation"):
+        t3k.fit(problem, x0, "newton_cg", sharing=SHARING, **continuation)
+    # A trivial sharing ties nothing: an ordinary continuation.
+    t3k.fit(problem, x0, "newton_cg", sharing=[0, 1, 2, 3], max_iterations=1, **continuation)
+
+
+def dimension_count(shape, tucker_ranks, tt_ranks, sharing):
+    """The manifold dimension by the formula of docs/math.md, counted here: boundary ranks 1, then every rank lowered
+    to its bound until none changes (a group's Tucker rank by min(N_g, sum over its modes of min(N_g, r_i r_{i+1})),
+    a TT rank by min(r_{e-1} n_{e-1}, n_e r_{e+1})); then one n_g (N_g - n_g) per group, the TT core entries, less
+    r_e^2 per interior bond."""
+    d = len(shape)
+    n, r = list(tucker_ranks), [1] + list(tt_ranks[1:-1]) + [1]
+    groups = {}
+    for i, label in enumerate(sharing):
+        groups.setdefault(label, []).append(i)
+    changed = True
+    while changed:
+        before = (list(n), list(r))
+        for modes in groups.values():
+            big = shape[modes[0]]
+            ceiling = min(big, sum(min(big, r[i] * r[i + 1]) for i in modes))
+            for i in modes:
+                n[i] = min(n[i], ceiling)
+        for e in range(1, d):
+            r[e] = min(r[e], r[e - 1] * n[e - 1], n[e] * r[e + 1])
+        changed = (n, r) != before
+    tucker = sum(n[m[0]] * (shape[m[0]] - n[m[0]]) for m in groups.values())
+    return tucker + sum(r[i] * n[i] * r[i + 1] for i in range(d)) - sum(r[e] ** 2 for e in range(1, d))
+
+
+def shared_jacobian_rank(rng, shape, tucker_ranks, tt_ranks, sharing):
+    """Rank of the map from the shared model's parameters (one factor per group, every TT core) to the dense tensor
+    at random cores: an entry of a shared factor moves every mode of its group, so its column is the sum over the
+    group of the dense tensor with that mode's factor replaced by the entry's unit matrix."""
+    labels = list(dict.fromkeys(sharing))
+    factor = {g: rng.standard_normal((tucker_ranks[sharing.index(g)], shape[sharing.index(g)])) for g in labels}
+    tucker = [factor[g] for g in sharing]
+    tt = [rng.standard_normal((tt_ranks[i], tucker_ranks[i], tt_ranks[i + 1])) for i in range(len(shape))]
+    columns = []
+    for g in labels:
+        for e in range(factor[g].size):
+            unit = np.zeros(factor[g].size)
+            unit[e] = 1.0
+            column = 0
+            for i, label in enumerate(sharing):
+                if label == g:
+                    replaced = list(tucker)
+                    replaced[i] = unit.reshape(factor[g].shape)
+                    column = column + t3_dense(replaced, tt)
+            columns.append(column.ravel())
+    for i, core in enumerate(tt):
+        for e in range(core.size):
+            unit = np.zeros(core.size)
+            unit[e] = 1.0
+            replaced = list(tt)
+            replaced[i] = unit.reshape(core.shape)
+            columns.append(t3_dense(tucker, replaced).ravel())
+    sigma = np.linalg.svd(np.array(columns).T, compute_uv=False)
+    return int(np.sum(sigma > 1e-9 * sigma[0]))
+
+
+def test_manifold_dimension_with_sharing_counts_each_shared_factor_once():
+    unshared = t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS)
+    shared = t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=SHARING)
+    # By hand: factors 3 * 3 * (6 - 3) + 2 * (4 - 2) = 31, TT cores 9 + 27 + 18 + 4 = 58, bonds 9 + 9 + 4 = 22;
+    # sharing counts the factor of modes 0-2 once, 9 instead of 27.
+    assert unshared == 31 + 58 - 22 == 67
+    assert shared == 67 - 2 * 3 * (6 - 3) == 49
+    assert shared == dimension_count(SHAPE, TUCKER_RANKS, TT_RANKS, SHARING)
+    assert t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=None) == unshared
+    assert t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=[0, 1, 2, 3]) == unshared
+
+
+@pytest.mark.parametrize(
+    "shape, tucker_ranks, tt_ranks, sharing",
+    [
+        (SHAPE, TUCKER_RANKS, TT_RANKS, SHARING),
+        # A 4 x 4 matrix of rank 2 whose row and column spaces lie in one 3-dimensional space: the shared rank 3
+        # exceeds r_0 r_1 = 2 of each mode (12 unshared, one less shared).
+        ((4, 4), (3, 3), (1, 2, 1), [0, 0]),
+        ((3, 4, 3), (2, 2, 2), (1, 2, 2, 1), [5, 1, 5]),
+        ((3, 3, 3), (2, 2, 2), (1, 2, 2, 1), [0, 0, 0]),
+    ],
+)
+def test_manifold_dimension_with_sharing_is_the_count_and_the_rank_of_the_jacobian(
+    rng, shape, tucker_ranks, tt_ranks, sharing
+):
+    dim = t3k.manifold_dimension(shape, tucker_ranks, tt_ranks, sharing=sharing)
+    assert dim == dimension_count(shape, tucker_ranks, tt_ranks, sharing)
+    assert dim == shared_jacobian_rank(rng, shape, tucker_ranks, tt_ranks, sharing)
+    assert dim < t3k.manifold_dimension(shape, tucker_ranks, tt_ranks)
+    x = t3k.TuckerTensorTrain.random(shape, tucker_ranks, tt_ranks, seed=2)
+    assert x.shared_manifold_dimension(sharing) == dim
+    assert x.shared_manifold_dimension(None) == x.manifold_dimension
+
+
+def test_the_4_by_4_example_by_hand():
+    assert t3k.manifold_dimension((4, 4), (3, 3), (1, 2, 1)) == 2 * (4 + 4 - 2) == 12
+    # One factor 3 (4 - 3) = 3, TT cores 6 + 6, bond 4.
+    assert t3k.manifold_dimension((4, 4), (3, 3), (1, 2, 1), sharing=[0, 0]) == 3 + 12 - 4 == 11
+
+
+def test_manifold_dimension_refuses_a_bad_sharing_naming_it():
+    with raises("t3k.manifold_dimension", "sharing has 3 labels", "d = 4", "shape"):
+        t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=[0, 0, 0])
+    with raises("t3k.manifold_dimension", "sharing [0, 0, 0, 0] does not fit shape", "sizes 6 and 4"):
+        t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=[0, 0, 0, 0])
+    with raises("t3k.manifold_dimension", "sharing [0, 0, 0, 1]", "tucker_ranks", "Tucker ranks 3 and 2"):
+        t3k.manifold_dimension(SHAPE, (3, 2, 3, 2), TT_RANKS, sharing=SHARING)
+    with raises("t3k.manifold_dimension", "sharing[2] must be an integer label", "bool"):
+        t3k.manifold_dimension(SHAPE, TUCKER_RANKS, TT_RANKS, sharing=[0, 0, False, 1])
+    x = t3k.TuckerTensorTrain.random(SHAPE, TUCKER_RANKS, TT_RANKS, seed=1)
+    with raises("t3k.TuckerTensorTrain.shared_manifold_dimension", "sharing [0, 1, 1, 1] does not fit the T3",
+                "sizes 6 and 4"):
+        x.shared_manifold_dimension([0, 1, 1, 1])
