@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "jacobian_reference.hpp"
 #include "reference.hpp"
 #include "shape_cases.hpp"
 #include "t3k/algorithms/estimate_chunk_size.hpp"
@@ -120,55 +121,13 @@ void tying_aliases_the_first_factor_of_each_group() {
 /// sharing, a group's factor is one parameter block whose column sums the unit replacements over the group's modes.
 std::size_t jacobian_rank(T3ShapeCase const& sh, std::vector<long long> const& labels, std::uint64_t seed) {
   Kokkos::DefaultHostExecutionSpace space;
-  std::size_t const d = sh.big_n.size();
+  t3k::ModeSharing const sharing(labels, sh.big_n);
   auto x = host_t3(t3k::random_t3<double>(space, sh.big_n, sh.n, sh.r, seed));
-  // Tie: a mode whose label appeared before takes that mode's factor.
-  std::vector<std::size_t> owner(d);
-  for (std::size_t i = 0; i < d; ++i) {
-    owner[i] = i;
-    for (std::size_t m = 0; m < i; ++m) {
-      if (labels[m] == labels[i]) {
-        owner[i] = m;
-        break;
-      }
-    }
-    x.u[i] = x.u[owner[i]];
+  // Tie: every mode of a group takes its first mode's factor.
+  for (auto const& group : sharing.groups()) {
+    for (std::size_t i : group) x.u[i] = x.u[group.front()];
   }
-  std::vector<std::vector<double>> columns;
-  for (std::size_t i = 0; i < d; ++i) {
-    if (owner[i] == i) {
-      for (std::size_t e = 0; e < x.u[i].size(); ++e) {
-        std::vector<double> column;
-        for (std::size_t m = i; m < d; ++m) {
-          if (owner[m] != i) continue;
-          auto y = x;
-          y.u[m].assign(y.u[m].size(), 0.0);
-          y.u[m][e] = 1.0;
-          auto part = dense_tensor(y);
-          if (column.empty()) column.assign(part.size(), 0.0);
-          for (std::size_t k = 0; k < part.size(); ++k) column[k] += part[k];
-        }
-        columns.push_back(column);
-      }
-    }
-    for (std::size_t e = 0; e < x.g[i].size(); ++e) {
-      auto y = x;
-      y.g[i].assign(y.g[i].size(), 0.0);
-      y.g[i][e] = 1.0;
-      columns.push_back(dense_tensor(y));
-    }
-  }
-  int const rows = int(columns.front().size()), cols = int(columns.size());
-  std::vector<double> a(std::size_t(rows) * cols);
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) a[std::size_t(r) * cols + c] = columns[std::size_t(c)][std::size_t(r)];
-  std::vector<double> p, sigma, qt;
-  t3k::impl::host_thin_svd(rows, cols, a.data(), p, sigma, qt);
-  // Generic cores of this size have their smallest nonzero singular value far above 1e-9 of the largest, and the
-  // zero ones are at rounding level (1e-15 relative).
-  std::size_t rank = 0;
-  while (rank < sigma.size() && sigma[rank] > 1e-9 * sigma[0]) ++rank;
-  return rank;
+  return numerical_rank(column_svd(tied_jacobian_columns(x, sharing)));
 }
 
 struct SharedCase {
