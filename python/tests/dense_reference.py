@@ -78,3 +78,34 @@ def one_hot(indices, shape):
     """The one-hot vectors of multi-indices (W, d): one (W, N_i) array per mode."""
     indices = np.asarray(indices)
     return [np.eye(n)[indices[:, i]] for i, n in enumerate(shape)]
+
+
+def jacobian_rank(tucker, tt, sharing=None):
+    """Numerical rank of the map from the model's parameters to the dense tensor at the given cores: the tensor is
+    linear in each core, so the column of one entry is the dense tensor with that core replaced by the entry's unit
+    core. With a sharing (one label per mode) a group's factor is one parameter block: an entry of it moves every
+    mode of the group, so its column sums the replacements over the group (the modes of a group must hold one
+    factor)."""
+    sharing = list(range(len(tucker))) if sharing is None else list(sharing)
+    columns = []
+    for g in dict.fromkeys(sharing):
+        modes = [i for i, label in enumerate(sharing) if label == g]
+        shape = tucker[modes[0]].shape
+        for e in range(tucker[modes[0]].size):
+            unit = np.zeros(tucker[modes[0]].size)
+            unit[e] = 1.0
+            column = 0
+            for i in modes:
+                replaced = list(tucker)
+                replaced[i] = unit.reshape(shape)
+                column = column + t3_dense(replaced, tt)
+            columns.append(column.ravel())
+    for i, core in enumerate(tt):
+        for e in range(core.size):
+            unit = np.zeros(core.size)
+            unit[e] = 1.0
+            replaced = list(tt)
+            replaced[i] = unit.reshape(core.shape)
+            columns.append(t3_dense(tucker, replaced).ravel())
+    sigma = np.linalg.svd(np.array(columns).T, compute_uv=False)
+    return int(np.sum(sigma > 1e-9 * sigma[0]))

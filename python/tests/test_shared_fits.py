@@ -5,7 +5,7 @@ dense planted tensor and counts made here from the dimension formula of docs/mat
 
 import numpy as np
 import pytest
-from dense_reference import t3_dense
+from dense_reference import jacobian_rank, t3_dense
 from test_errors import raises
 
 import t3k
@@ -150,34 +150,12 @@ def dimension_count(shape, tucker_ranks, tt_ranks, sharing):
 
 
 def shared_jacobian_rank(rng, shape, tucker_ranks, tt_ranks, sharing):
-    """Rank of the map from the shared model's parameters (one factor per group, every TT core) to the dense tensor
-    at random cores: an entry of a shared factor moves every mode of its group, so its column is the sum over the
-    group of the dense tensor with that mode's factor replaced by the entry's unit matrix."""
+    """jacobian_rank at random cores whose modes of a group hold one factor."""
     labels = list(dict.fromkeys(sharing))
     factor = {g: rng.standard_normal((tucker_ranks[sharing.index(g)], shape[sharing.index(g)])) for g in labels}
     tucker = [factor[g] for g in sharing]
     tt = [rng.standard_normal((tt_ranks[i], tucker_ranks[i], tt_ranks[i + 1])) for i in range(len(shape))]
-    columns = []
-    for g in labels:
-        for e in range(factor[g].size):
-            unit = np.zeros(factor[g].size)
-            unit[e] = 1.0
-            column = 0
-            for i, label in enumerate(sharing):
-                if label == g:
-                    replaced = list(tucker)
-                    replaced[i] = unit.reshape(factor[g].shape)
-                    column = column + t3_dense(replaced, tt)
-            columns.append(column.ravel())
-    for i, core in enumerate(tt):
-        for e in range(core.size):
-            unit = np.zeros(core.size)
-            unit[e] = 1.0
-            replaced = list(tt)
-            replaced[i] = unit.reshape(core.shape)
-            columns.append(t3_dense(tucker, replaced).ravel())
-    sigma = np.linalg.svd(np.array(columns).T, compute_uv=False)
-    return int(np.sum(sigma > 1e-9 * sigma[0]))
+    return jacobian_rank(tucker, tt, sharing)
 
 
 def test_manifold_dimension_with_sharing_counts_each_shared_factor_once():
