@@ -80,8 +80,9 @@ TuckerTensorTrain<Scalar, MemorySpace> retract(ExecutionSpace const& space,
   impl::check_variation("t3k::retract", frame, v);
   impl::check_stack_index("t3k::retract", v, t);
   if (frame.mode_shapes() != sharing.mode_shapes()) {
-    throw DimensionMismatch(impl::concat("t3k::retract: the frame has mode shapes ", impl::shape_string(frame.mode_shapes()),
-                                         ", the sharing is for ", impl::shape_string(sharing.mode_shapes())));
+    throw DimensionMismatch(impl::concat("t3k::retract: the frame has mode shapes ",
+                                         impl::shape_string(frame.mode_shapes()), ", the sharing is for ",
+                                         impl::shape_string(sharing.mode_shapes())));
   }
   sharing.check_tucker_ranks(frame.up_ranks(), "t3k::retract");
   impl::ProfilingRegion region("t3k::retract");

@@ -148,7 +148,8 @@ void check_across_sections(Config const& config_) {
             "(fixed ranks), or leave model.sharing out");
   }
   if (model.sharing && config_.source == ProblemSource::synthetic) {
-    bool const own_ranks = model.tucker_ranks.has_value() && model.tucker_ranks->size() == config_.synthetic.mode_shapes.size();
+    bool const own_ranks =
+        model.tucker_ranks.has_value() && model.tucker_ranks->size() == config_.synthetic.mode_shapes.size();
     (void)model_sharing(config_, config_.synthetic.mode_shapes,
                         own_ranks ? *model.tucker_ranks : config_.synthetic.tucker_ranks,
                         own_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");

@@ -388,9 +388,9 @@ void Parser::parse_model(YAML::Node const& node) {
     auto const& labels = k.at("sharing");
     std::string const sp = p + ".sharing";
     if (!labels.IsSequence() || labels.size() == 0) {
-      fail(sp, labels,
-           "must be a list of labels (integers >= 0), one per mode; modes with equal labels share a Tucker factor, "
-           "got " + describe(labels));
+      std::string const wanted =
+          "must be a list of labels (integers >= 0), one per mode; modes with equal labels share a Tucker factor, got ";
+      fail(sp, labels, wanted + describe(labels));
     }
     if (labels.size() > 64) fail(sp, labels, "is out of range: at most 64 entries");
     model.sharing.emplace();

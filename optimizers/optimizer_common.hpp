@@ -287,8 +287,8 @@ struct FitSession {
   template <class ExecutionSpace>
   FitSession(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
              TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& o, std::size_t batch) {
-    std::size_t const rows = fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()),
-                                            problem.kind);
+    std::size_t const rows =
+        fit_chunk_rows(o.chunk_size, x0, problem.order, batch, std::size_t(problem.comm.size()), problem.kind);
     chunk = ChunkSize::of(rows);
     result.chunk_size = rows;
     keeper.zero_loss = zero_model_loss(space, problem);

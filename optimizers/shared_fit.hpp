@@ -33,8 +33,9 @@ inline void check_fit_sharing(std::string const& where, OptimizerOptions const& 
                                    ", the problem has ", shape_string(mode_shapes)));
   }
   if (ties_factors(sharing) && options.continuation.enabled()) {
-    throw InvalidArgument(where + ": a rank continuation does not grow shared models; fit them at fixed ranks (no "
-                                  "continuation) or without the sharing");
+    throw InvalidArgument(where +
+                          ": a rank continuation does not grow shared models; fit them at fixed ranks (no "
+                          "continuation) or without the sharing");
   }
 }
 
@@ -95,8 +96,9 @@ TuckerTensorTrain<Scalar, MemorySpace> tied_iterate(ExecutionSpace const& space,
   caps.max_tt_ranks.front() = caps.max_tt_ranks.back() = 1;
   auto out = grouped_t3_svd(space, x, sharing, caps).t3;
   if (notes) {
-    notes->push_back("the Tucker factors of x0 were not shared: the fit starts from its best shared model "
-                     "(grouped T3-SVD at its ranks)");
+    notes->push_back(
+        "the Tucker factors of x0 were not shared: the fit starts from its best shared model "
+        "(grouped T3-SVD at its ranks)");
   }
   return out;
 }

@@ -1,10 +1,13 @@
 // `t3k fit` with model.sharing: the shared model is fitted, reported (summary.yaml) and stored (model.h5) with its
 // sharing, a model file carries its sharing into the next fit, and every bad sharing is one line naming the key.
+#include <gtest/gtest.h>
+
+// Only where the CLI and its HDF5 layer are built.
+#ifdef T3K_TESTS_HAVE_IO
+
 #include "cli_harness.hpp"
 
 #include "t3k/io/hdf5_io.hpp"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,8 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#ifdef T3K_TESTS_HAVE_IO
 
 namespace {
 
@@ -34,17 +35,22 @@ std::string config(std::string const& directory, std::string const& model, std::
   return "problem:\n"
          "  synthetic:\n"
          "    mode_shapes: [6, 6, 6, 4]\n"
-         "    tucker_ranks: " + ranks + "\n"
+         "    tucker_ranks: " +
+         ranks +
+         "\n"
          "    tt_ranks: [1, 3, 3, 2, 1]\n"
          "    order: 1\n"
          "    n_probes: 150\n"
          "    seed: 3\n"
-         "model:\n" + model +
+         "model:\n" +
+         model +
          "optimizer:\n"
          "  name: newton_cg\n"
          "  max_iterations: 4\n"
          "output:\n"
-         "  directory: " + directory + "\n"
+         "  directory: " +
+         directory +
+         "\n"
          "kokkos:\n"
          "  threads: 2\n";
 }
@@ -62,17 +68,18 @@ std::vector<std::vector<double>> tucker_cores(std::string const& path) {
 
 TEST(FitSharingCli, ASharedFitIsReportedStoredAndCarriedOn) {
   ScratchDirectory dir;
-  write_file(dir.file("shared.yaml"),
-             config(dir.file("run"), "  sharing: [0, 0, 0, 1]\n  tucker_ranks: [3, 3, 3, 2]\n"
-                                     "  tt_ranks: [1, 3, 3, 2, 1]\n  init: {random: {seed: 4}}\n"));
+  write_file(dir.file("shared.yaml"), config(dir.file("run"),
+                                             "  sharing: [0, 0, 0, 1]\n  tucker_ranks: [3, 3, 3, 2]\n"
+                                             "  tt_ranks: [1, 3, 3, 2, 1]\n  init: {random: {seed: 4}}\n"));
   auto const r = run_cli("fit " + quoted(dir.file("shared.yaml")) + " --quiet");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto const summary = read_file(dir.file("run/summary.yaml"));
   EXPECT_NE(summary.find("sharing: [0, 0, 0, 1]"), std::string::npos) << summary;
   // One factor of 6 x 3 for modes 0-2 where the untied model has three: 2 x (6 x 3 - 3 x 3) fewer dimensions.
-  write_file(dir.file("untied.yaml"), config(dir.file("untied"), "  tucker_ranks: [3, 3, 3, 2]\n"
-                                                                 "  tt_ranks: [1, 3, 3, 2, 1]\n"
-                                                                 "  init: {random: {seed: 4}}\n"));
+  write_file(dir.file("untied.yaml"), config(dir.file("untied"),
+                                             "  tucker_ranks: [3, 3, 3, 2]\n"
+                                             "  tt_ranks: [1, 3, 3, 2, 1]\n"
+                                             "  init: {random: {seed: 4}}\n"));
   auto const u = run_cli("fit " + quoted(dir.file("untied.yaml")) + " --quiet");
   ASSERT_EQ(u.exit_code, 0) << u.output;
   auto dimension = [](std::string const& text) {
@@ -87,12 +94,10 @@ TEST(FitSharingCli, ASharedFitIsReportedStoredAndCarriedOn) {
   auto const stored = t3k::io::Reader(dir.file("run/model.h5")).read_integer_list_attribute("/t3", "sharing");
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(*stored, (std::vector<std::int64_t>{0, 0, 0, 1}));
-  EXPECT_FALSE(
-      t3k::io::Reader(dir.file("untied/model.h5")).read_integer_list_attribute("/t3", "sharing").has_value());
+  EXPECT_FALSE(t3k::io::Reader(dir.file("untied/model.h5")).read_integer_list_attribute("/t3", "sharing").has_value());
 
   // The model file as a start, without model.sharing: the fit goes on shared.
-  write_file(dir.file("again.yaml"),
-             config(dir.file("again"), "  init: {file: " + dir.file("run/model.h5") + "}\n"));
+  write_file(dir.file("again.yaml"), config(dir.file("again"), "  init: {file: " + dir.file("run/model.h5") + "}\n"));
   auto const a = run_cli("fit " + quoted(dir.file("again.yaml")) + " --quiet");
   ASSERT_EQ(a.exit_code, 0) << a.output;
   EXPECT_NE(read_file(dir.file("again/summary.yaml")).find("sharing: [0, 0, 0, 1]"), std::string::npos);

@@ -44,10 +44,10 @@ struct SharedCase {
 
 // Feasible ranks (so that the frame's ranks are the counted ones), ragged TT ranks.
 std::vector<SharedCase> shared_cases() {
-  return {{{{4, 3, 4, 3}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {0, 1, 0, 2}},             // a pair around a singleton
-          {{{3, 3, 3, 4}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {0, 0, 0, 1}},             // a group of three, one free mode
-          {{{3, 4, 3, 4}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {'a', 'b', 'a', 'b'}},     // two interleaved pairs
-          {{{4, 4, 3}, {3, 3, 2}, {1, 2, 2, 1}}, {0, 0, 1}}};                        // n_g = 3 > r_0 r_1 = 2
+  return {{{{4, 3, 4, 3}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {0, 1, 0, 2}},          // a pair around a singleton
+          {{{3, 3, 3, 4}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {0, 0, 0, 1}},          // a group of three, one free mode
+          {{{3, 4, 3, 4}, {2, 2, 2, 2}, {1, 2, 3, 2, 1}}, {'a', 'b', 'a', 'b'}},  // two interleaved pairs
+          {{{4, 4, 3}, {3, 3, 2}, {1, 2, 2, 1}}, {0, 0, 1}}};                     // n_g = 3 > r_0 r_1 = 2
 }
 
 std::string describe(SharedCase const& c) {
@@ -380,8 +380,8 @@ void shared_gradient_is_the_derivative_along_tied_curves() {
               1e-3 * t3k::variation_norm(space, untied))
         << describe(c);
 
-    auto const dir = t3k::tie_tucker_factors(
-        t3k::random_t3<S>(space, c.shapes.big_n, c.shapes.n, c.shapes.r, ++seed), p.sharing);
+    auto const dir =
+        t3k::tie_tucker_factors(t3k::random_t3<S>(space, c.shapes.big_n, c.shapes.n, c.shapes.r, ++seed), p.sharing);
     auto xi = t3k::zero_variation(space, p.frame, 1);
     for (std::size_t i = 0; i < p.x.n_modes(); ++i) {
       auto tucker = p.x.tucker_cores();
@@ -407,7 +407,9 @@ void shared_gradient_is_the_derivative_along_tied_curves() {
       for (std::size_t k = 0; k < a.size(); ++k) fd[k] = (a[k] - b[k]) / (2 * h);
       EXPECT_LT(distance(fd, dense_tangent<C>(p.frame, xi, 0)), 1e-8 * norm(fd)) << describe(c);
     }
-    auto loss_along = [&](double t) { return t3k::evaluate_loss(space, problem, moved<C>(p.x, dir, t, p.sharing)).loss; };
+    auto loss_along = [&](double t) {
+      return t3k::evaluate_loss(space, problem, moved<C>(p.x, dir, t, p.sharing)).loss;
+    };
     // The loss is a polynomial of degree 2d in t: central differences are off by h^2 times its third derivative
     // (about 1e-10 here) plus rounding, 1e-16 |loss| / h = 1e-11.
     double const h = 1e-5;
