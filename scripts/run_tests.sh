@@ -20,10 +20,9 @@
 #   debian  Release build against Debian's prebuilt Serial-only Kokkos 3.4 (build-debian/, no CLI): a smoke subset.
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer, Debug (-O0 -g, assertions on), against Debian's
 #           Serial-only Kokkos (build-asan/): the whole suite (CLI and driver included; one long planted-recovery fit
-#           left to the other legs) on the Serial space in double
-#           (float's memory accesses are double's), two tests at a time (each is single-threaded), and every public
-#           header compiled on its own. -O0 compiles
-#           about 2.5x faster than -O1 here, and compiling dominates this leg.
+#           left to the other legs) on the Serial space in double (float's memory accesses are double's), two tests
+#           at a time (each is single-threaded), and every public header compiled on its own. -O0 compiles about 2.5x
+#           faster than -O1 here, and compiling dominates this leg.
 #
 # Run scripts/setup.sh first. Environment: T3K_KOKKOS_PREFIX, T3K_KOKKOS_HIP_PREFIX and T3K_VENV (as in setup.sh),
 # T3K_JOBS (build jobs, default 2), T3K_TEST_LEGS (default "main device-paths hip debian asan"), T3K_SMOKE_TESTS
