@@ -209,13 +209,16 @@ class Parser {
     fail(path, node, "must be true or false, got " + describe(node));
   }
 
-  std::vector<std::size_t> positive_list(std::string const& path, YAML::Node const& node) const {
-    if (!node.IsSequence()) fail(path, node, "must be a list of positive integers, got " + describe(node));
+  /// A list of 1 to 64 integers in [min, 2^31]; `wanted` says what it is when the node is no list.
+  template <class Integer = std::size_t>
+  std::vector<Integer> integer_list(std::string const& path, YAML::Node const& node, std::uint64_t min = 1,
+                                    std::string const& wanted = "a list of positive integers") const {
+    if (!node.IsSequence()) fail(path, node, "must be " + wanted + ", got " + describe(node));
     if (node.size() == 0) fail(path, node, "is out of range: the list must not be empty");
     if (node.size() > 64) fail(path, node, "is out of range: at most 64 entries");
-    std::vector<std::size_t> out;
+    std::vector<Integer> out;
     for (std::size_t k = 0; k < node.size(); ++k) {
-      out.push_back(std::size_t(integer(path + "[" + std::to_string(k) + "]", node[k], 1, std::uint64_t(1) << 31)));
+      out.push_back(Integer(integer(path + "[" + std::to_string(k) + "]", node[k], min, std::uint64_t(1) << 31)));
     }
     return out;
   }
@@ -310,9 +313,9 @@ void Parser::parse_problem(YAML::Node const& node) {
         fail(p + ".kind", k.at("kind"), "must be one of entries, applies, probes, got " + describe(k.at("kind")));
       }
     }
-    syn.mode_shapes = positive_list(p + ".mode_shapes", require(k, p, "mode_shapes", s, "the N_i of the planted T3"));
-    syn.tucker_ranks = positive_list(p + ".tucker_ranks", require(k, p, "tucker_ranks", s, "its Tucker ranks"));
-    syn.tt_ranks = positive_list(p + ".tt_ranks", require(k, p, "tt_ranks", s, "its TT ranks, d + 1 entries"));
+    syn.mode_shapes = integer_list(p + ".mode_shapes", require(k, p, "mode_shapes", s, "the N_i of the planted T3"));
+    syn.tucker_ranks = integer_list(p + ".tucker_ranks", require(k, p, "tucker_ranks", s, "its Tucker ranks"));
+    syn.tt_ranks = integer_list(p + ".tt_ranks", require(k, p, "tt_ranks", s, "its TT ranks, d + 1 entries"));
     syn.n_probes = std::size_t(
         integer(p + ".n_probes", require(k, p, "n_probes", s, "the number of probes W"), 1, std::uint64_t(1) << 40));
     if (k.count("order")) syn.order = std::size_t(integer(p + ".order", k.at("order"), 0, 16));
@@ -385,35 +388,18 @@ void Parser::parse_model(YAML::Node const& node) {
   auto const k = members(node, p, {"tucker_ranks", "tt_ranks", "sharing", "continuation", "init"});
   auto& model = config_.model;
   if (k.count("sharing")) {
-    auto const& labels = k.at("sharing");
-    std::string const sp = p + ".sharing";
-    if (!labels.IsSequence() || labels.size() == 0) {
-      std::string const wanted =
-          "must be a list of labels (integers >= 0), one per mode; modes with equal labels share a Tucker factor, got ";
-      fail(sp, labels, wanted + describe(labels));
-    }
-    if (labels.size() > 64) fail(sp, labels, "is out of range: at most 64 entries");
-    model.sharing.emplace();
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      model.sharing->push_back(
-          static_cast<long long>(integer(sp + "[" + std::to_string(i) + "]", labels[i], 0, std::uint64_t(1) << 31)));
-    }
+    std::string const labels = "a list of labels (integers >= 0), one per mode; modes with equal labels share a factor";
+    model.sharing = integer_list<long long>(p + ".sharing", k.at("sharing"), 0, labels);
   }
   // A list: fixed ranks; a map {start, max}: rank continuation.
-  if (k.count("tucker_ranks")) {
-    if (k.at("tucker_ranks").IsMap()) {
-      model.tucker_range = rank_range(p + ".tucker_ranks", k.at("tucker_ranks"));
-    } else {
-      model.tucker_ranks = positive_list(p + ".tucker_ranks", k.at("tucker_ranks"));
-    }
-  }
-  if (k.count("tt_ranks")) {
-    if (k.at("tt_ranks").IsMap()) {
-      model.tt_range = rank_range(p + ".tt_ranks", k.at("tt_ranks"));
-    } else {
-      model.tt_ranks = positive_list(p + ".tt_ranks", k.at("tt_ranks"));
-    }
-  }
+  auto ranks = [&](std::string const& key, std::optional<RankRange>& range,
+                   std::optional<std::vector<std::size_t>>& list) {
+    auto const it = k.find(key);
+    if (it != k.end() && it->second.IsMap()) range = rank_range(p + "." + key, it->second);
+    if (it != k.end() && !it->second.IsMap()) list = integer_list(p + "." + key, it->second);
+  };
+  ranks("tucker_ranks", model.tucker_range, model.tucker_ranks);
+  ranks("tt_ranks", model.tt_range, model.tt_ranks);
   if (k.count("continuation")) {
     if (!model.tucker_range || !model.tt_range) {
       fail_at(p + ".continuation", config_.locations.at(p + ".continuation"),
@@ -462,7 +448,7 @@ void Parser::parse_model(YAML::Node const& node) {
 RankBound Parser::rank_bound(std::string const& path, YAML::Node const& node) const {
   RankBound b;
   if (node.IsSequence()) {
-    b.list = positive_list(path, node);
+    b.list = integer_list(path, node);
   } else {
     if (!node.IsScalar()) fail(path, node, "must be a positive integer or a list of them, got " + describe(node));
     b.all = std::size_t(integer(path, node, 1, std::uint64_t(1) << 31));
