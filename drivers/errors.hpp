@@ -2,8 +2,7 @@
 /// \file errors.hpp
 /// The exit codes of the `t3k` tool and the exception types of its commands, at the bottom of the driver: every
 /// other driver file may include this one, and it includes none of them. Which exception gives which exit code is
-/// decided in exit_codes.hpp; the configuration's own error, which carries a YAML location, is fit::ConfigError
-/// (fit_config.hpp, exit 2). docs/config.md lists the codes of `t3k fit`:
+/// decided in exit_codes.hpp. docs/config.md lists the codes of `t3k fit`:
 ///
 /// | code | meaning |
 /// |---|---|
@@ -54,6 +53,25 @@ class NonFiniteResult : public std::runtime_error {
 }  // namespace cli
 
 namespace fit {
+
+/// A position in the YAML file, 1-based; 0 when unknown.
+struct Location {
+  int line = 0;
+  int column = 0;
+};
+
+/// A configuration the driver cannot run (exit code 2): the message names the file, line:column and key path.
+/// Defined in fit_config.cpp, which formats the message.
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string const& file, std::string key_path, Location where, std::string const& message);
+  std::string const& key_path() const { return key_path_; }
+  Location location() const { return location_; }
+
+ private:
+  std::string key_path_;
+  Location location_;
+};
 
 /// Bad input found after the configuration was loaded that is not tied to a key (a missing or foreign checkpoint
 /// for --resume). Exit code 2.

@@ -3,7 +3,6 @@
 
 #include "drivers/exit_codes.hpp"
 
-#include "drivers/fit_config.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/error.hpp"

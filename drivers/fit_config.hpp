@@ -10,6 +10,7 @@
 ///
 /// This header does not include yaml-cpp.
 
+#include "drivers/errors.hpp"
 #include "drivers/optimizer_keys.hpp"
 
 #include "t3k/core/chunk_size.hpp"
@@ -28,24 +29,6 @@
 
 namespace t3k {
 namespace fit {
-
-/// A position in the YAML file, 1-based; 0 when unknown.
-struct Location {
-  int line = 0;
-  int column = 0;
-};
-
-/// A configuration the driver cannot run: the message names the file, line:column and key path.
-class ConfigError : public std::runtime_error {
- public:
-  ConfigError(std::string const& file, std::string key_path, Location where, std::string const& message);
-  std::string const& key_path() const { return key_path_; }
-  Location location() const { return location_; }
-
- private:
-  std::string key_path_;
-  Location location_;
-};
 
 enum class ProblemSource { synthetic, data };
 enum class InitKind { random, file, truth_perturbation };

@@ -165,6 +165,10 @@ class Reader {
   RootAttributes read_root_attributes() const;
 
  private:
+  /// `group`/tucker/\<i\> and `group`/tt/\<i\> shaped by `frame`: stored without a stack axis (a stack of length 1),
+  /// or with `per_probe` with a leading axis of W rows that every dataset shares.
+  HostVariation read_variation_group(std::string const& group, HostFrame const& frame, bool per_probe) const;
+
   struct Impl;
   std::string path_;
   std::unique_ptr<Impl> impl_;

@@ -110,24 +110,14 @@ HostFrame Reader::read_frame() const {
 }
 
 HostVariation Reader::read_variation(HostFrame const& frame) const {
-  std::size_t const d = frame.n_modes();
-  impl_->require_members("/variation/tucker", d, " (the modes of the frame)");
-  impl_->require_members("/variation/tt", d, " (the modes of the frame)");
-  auto const big_n = frame.mode_shapes();
-  auto const nu = frame.up_ranks();
-  auto const no = frame.outer_ranks();
-  auto const rl = frame.left_ranks();
-  auto const rr = frame.right_ranks();
-  HostVariation v;
-  for (std::size_t i = 0; i < d; ++i) {
-    v.tucker.push_back(impl_->read_with_unit_axis<Array3>(join_path("/variation/tucker", i), {no[i], big_n[i]}));
-    v.tt.push_back(impl_->read_with_unit_axis<Array4>(join_path("/variation/tt", i), {rl[i], nu[i], rr[i + 1]}));
-  }
-  return v;
+  return read_variation_group("/variation", frame, false);
 }
 
 HostVariation Reader::read_gradient(HostFrame const& frame, bool per_probe) const {
-  std::string const group = per_probe ? "/grad_per_probe" : "/grad";
+  return read_variation_group(per_probe ? "/grad_per_probe" : "/grad", frame, per_probe);
+}
+
+HostVariation Reader::read_variation_group(std::string const& group, HostFrame const& frame, bool per_probe) const {
   std::size_t const d = frame.n_modes();
   impl_->require_members(group + "/tucker", d, " (the modes of the frame)");
   impl_->require_members(group + "/tt", d, " (the modes of the frame)");
