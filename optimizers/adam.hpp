@@ -51,8 +51,7 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> const& problem,
                                     TuckerTensorTrain<Scalar, MemorySpace> const& x0, AdamOptions const& options = {},
                                     CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
-  impl::check_problem("t3k::adam", problem, x0.mode_shapes());
-  impl::check_fit_sharing("t3k::adam", options.common, x0.mode_shapes());
+  impl::check_fit("t3k::adam", problem, x0, options.common);
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(
         space, problem, x0, options, checkpoint,
@@ -68,11 +67,8 @@ FitResult<Scalar, MemorySpace> adam(ExecutionSpace const& space, FittingProblem<
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
-  if (resume) impl::check_checkpoint_owner(*resume, "adam");
-  auto const start = impl::feasible_start(space, x0, o);
-  auto x = resume ? impl::tied_iterate(space, o, resume->x) : start.x;
+  auto x = session.first_iterate(space, x0, resume, "adam");
   auto frame = orthogonal_frame(space, x);
-  result.notes = start.notes;
   std::size_t const d = frame.n_modes();
   std::size_t entries = 0;
   {

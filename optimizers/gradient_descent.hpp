@@ -17,8 +17,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
                                                 TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                                 GradientDescentOptions const& options = {},
                                                 CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
-  impl::check_problem("t3k::gradient_descent", problem, x0.mode_shapes());
-  impl::check_fit_sharing("t3k::gradient_descent", options.common, x0.mode_shapes());
+  impl::check_fit("t3k::gradient_descent", problem, x0, options.common);
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(space, problem, x0, options, checkpoint,
                                    [&](auto const& x, auto const& stage, auto const& control) {
@@ -31,10 +30,7 @@ FitResult<Scalar, MemorySpace> gradient_descent(ExecutionSpace const& space,
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
-  if (resume) impl::check_checkpoint_owner(*resume, "gradient_descent");
-  auto const start = impl::feasible_start(space, x0, o);
-  auto point = impl::make_point(space, problem, resume ? impl::tied_iterate(space, o, resume->x) : start.x);
-  result.notes = start.notes;
+  auto point = impl::make_point(space, problem, session.first_iterate(space, x0, resume, "gradient_descent"));
   auto g = impl::fit_gradient(space, o, problem, point.frame, point.eval, chunk);
   double gnorm = double(variation_norm(space, g));
   double x0_norm = 0, g0 = 0;

@@ -58,8 +58,7 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
                                       TuckerTensorTrain<Scalar, MemorySpace> const& x0,
                                       McSgdOptions const& options = {},
                                       CheckpointControl<Scalar, MemorySpace> const& checkpoint = {}) {
-  impl::check_problem("t3k::mc_sgd", problem, x0.mode_shapes());
-  impl::check_fit_sharing("t3k::mc_sgd", options.common, x0.mode_shapes());
+  impl::check_fit("t3k::mc_sgd", problem, x0, options.common);
   if (options.common.continuation.enabled()) {
     return impl::rank_continuation(space, problem, x0, options, checkpoint,
                                    [&](auto const& x, auto const& stage, auto const& control) {
@@ -75,11 +74,8 @@ FitResult<Scalar, MemorySpace> mc_sgd(ExecutionSpace const& space, FittingProble
   ChunkSize const chunk = session.chunk;
 
   auto const* resume = checkpoint.resume_from;
-  if (resume) impl::check_checkpoint_owner(*resume, "mc_sgd");
-  auto const start = impl::feasible_start(space, x0, o);
-  auto x = resume ? impl::tied_iterate(space, o, resume->x) : start.x;
+  auto x = session.first_iterate(space, x0, resume, "mc_sgd");
   auto frame = orthogonal_frame(space, x);
-  result.notes = start.notes;
   double full_loss = 0, alpha0 = options.step, g0 = 0;
   ProbeJets<Scalar, MemorySpace> loss_stack;  // the full loss's probe jets, with keep_loss_stack
   std::size_t first = 1;

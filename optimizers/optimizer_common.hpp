@@ -198,6 +198,22 @@ FeasibleStart<Scalar, MemorySpace> feasible_start(ExecutionSpace const& space,
   return out;
 }
 
+/// The checks every optimizer makes first, naming `where`: the problem fits x0's mode shapes (check_problem) and
+/// the options' sharing fits both (check_fit_sharing).
+template <class Scalar, class MemorySpace>
+void check_fit(std::string const& where, FittingProblem<Scalar, MemorySpace> const& problem,
+               TuckerTensorTrain<Scalar, MemorySpace> const& x0, OptimizerOptions const& options) {
+  check_problem(where, problem, x0.mode_shapes());
+  check_fit_sharing(where, options, x0.mode_shapes());
+}
+
+template <class Scalar, class MemorySpace>
+void check_checkpoint_owner(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& optimizer) {
+  if (c.optimizer != optimizer) {
+    throw InvalidArgument("t3k::" + optimizer + ": cannot resume from a checkpoint written by " + c.optimizer);
+  }
+}
+
 /// Checks that a checkpoint belongs to this optimizer and returns the named scalar.
 template <class Scalar, class MemorySpace>
 double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& name) {
@@ -299,6 +315,20 @@ struct FitSession {
     options_ = &o;
     patience = o.validation_patience;
     if (problem.validation) validation_zero_loss = zero_model_loss(space, *problem.validation);
+  }
+
+  /// The first iterate: resuming, the checkpoint's x (after checking that `optimizer` wrote the checkpoint), tied
+  /// again to the sharing; otherwise x0 at feasible ranks and tied (feasible_start). The start's notes go to the
+  /// result either way, so that a resumed fit reports what its first run reported.
+  template <class ExecutionSpace>
+  TuckerTensorTrain<Scalar, MemorySpace> first_iterate(ExecutionSpace const& space,
+                                                       TuckerTensorTrain<Scalar, MemorySpace> const& x0,
+                                                       OptimizerCheckpoint<Scalar, MemorySpace> const* resume,
+                                                       std::string const& optimizer) {
+    if (resume) check_checkpoint_owner(*resume, optimizer);
+    auto start = feasible_start(space, x0, *options_);
+    result.notes = std::move(start.notes);
+    return resume ? tied_iterate(space, *options_, resume->x) : start.x;
   }
 
   /// Records iteration `iteration` at x. `evaluated`: the loss was evaluated at x now, so the validation residual
@@ -408,13 +438,6 @@ OptimizerCheckpoint<Scalar, MemorySpace> begin_checkpoint(char const* optimizer,
   c.x = x;
   c.history = history;
   return c;
-}
-
-template <class Scalar, class MemorySpace>
-void check_checkpoint_owner(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& optimizer) {
-  if (c.optimizer != optimizer) {
-    throw InvalidArgument("t3k::" + optimizer + ": cannot resume from a checkpoint written by " + c.optimizer);
-  }
 }
 
 template <class Scalar, class MemorySpace>
