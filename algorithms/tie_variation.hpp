@@ -5,7 +5,7 @@
 /// common direction.
 ///
 /// The groups are few and their blocks small (nO_i x N_g per mode), so the projection runs on the host with LAPACK:
-/// the Tucker variations of the shared groups are copied to the host, projected there and copied back.
+/// on the variation's own arrays where they are host memory, else on host copies that are copied back.
 
 #include "t3k/algorithms/impl/host/host_lapack.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
@@ -26,18 +26,26 @@ namespace t3k {
 
 namespace impl {
 
-/// A host copy of `view` (a new allocation, also when `view` is host memory), enqueued on `space` and fenced.
+/// `view` readable on the host after `space`'s work: `view` itself where its memory is host-accessible, else a new
+/// host copy. No allocation is initialized on the host path: an initialization is a parallel region, and under a
+/// sleeping wait policy every region wakes the threads (a fit ties several variations per iteration).
 template <class ExecutionSpace, class View>
-typename View::HostMirror tie_host_copy(ExecutionSpace const& space, View const& view) {
-  auto h = Kokkos::create_mirror(Kokkos::HostSpace{}, view);
-  Kokkos::deep_copy(space, h, view);
-  space.fence();
-  return h;
+auto tie_host_view(ExecutionSpace const& space, View const& view) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible) {
+    space.fence();
+    return view;
+  } else {
+    Kokkos::View<typename View::non_const_data_type, Kokkos::LayoutRight, Kokkos::HostSpace> h(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::tie_variation::host"), view.layout());
+    Kokkos::deep_copy(space, h, view);
+    space.fence();
+    return h;
+  }
 }
 
 /// Checks that `frame` is the frame of a T3 that can carry `sharing` with tied factors: the mode shapes are the
-/// sharing's and, unless the sharing is trivial, the centre factors S_i are known, and within every group the up factors U_i have one shape and agree
-/// to rounding (the frame of a tied T3 has equal U_i: they come from the same QR).
+/// sharing's and, unless the sharing is trivial, the centre factors S_i are known, and within every group the up
+/// factors U_i have one shape and agree to rounding (the frame of a tied T3 has equal U_i: they come from the same QR).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void check_tied_frame(ExecutionSpace const& space, std::string const& where,
                       OrthogonalFrame<Scalar, MemorySpace> const& frame, ModeSharing const& sharing) {
@@ -55,14 +63,14 @@ void check_tied_frame(ExecutionSpace const& space, std::string const& where,
   for (auto const& group : sharing.groups()) {
     std::size_t const first = group.front();
     if (group.size() < 2) continue;
-    auto const u0 = tie_host_copy(space, frame.up_tucker(first));
+    auto const u0 = tie_host_view(space, frame.up_tucker(first));
     for (std::size_t i : group) {
       if (nu[i] != nu[first]) {
         throw DimensionMismatch(concat(where, ": modes ", first, " and ", i, " share a factor but the frame has ranks ",
                                        nu[first], " and ", nu[i], "; build the frame from a T3 with tied factors"));
       }
       if (i == first) continue;
-      auto const ui = tie_host_copy(space, frame.up_tucker(i));
+      auto const ui = tie_host_view(space, frame.up_tucker(i));
       for (std::size_t e = 0; e < ui.span(); ++e) {
         if (!(std::abs(ui.data()[e] - u0.data()[e]) <= tol)) {
           throw InvalidArgument(concat(where, ": modes ", first, " and ", i,
@@ -80,25 +88,25 @@ void tie_variation_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
                              ModeSharing const& sharing, T3Variation<Scalar, MemorySpace> const& v) {
   std::size_t const n_stack = v.n_stack();
   if (n_stack == 0) return;
-  using HostTucker = typename T3Variation<Scalar, MemorySpace>::tucker_type::HostMirror;
+  using HostTucker = decltype(tie_host_view(space, v.tucker[0]));
   for (std::size_t g = 0; g < sharing.n_groups(); ++g) {
     auto const& group = sharing.groups()[g];
     if (group.size() < 2) continue;  // one mode: the tie asks nothing
     int const n_u = int(frame.up_ranks()[group.front()]);
     int const n_j = int(sharing.group_shape(g));
-    auto const u = tie_host_copy(space, frame.up_tucker(group.front()));
+    auto const u = tie_host_view(space, frame.up_tucker(group.front()));
     // The stacked centre factors A = [S_i; ...] (m x nU, m = sum of nO_i over the group) and their column space.
     std::vector<int> offset{0};
     for (std::size_t i : group) offset.push_back(offset.back() + int(frame.centre_tucker(i).extent(0)));
     int const m = offset.back();
     std::vector<HostTucker> hv;
-    for (std::size_t i : group) hv.push_back(tie_host_copy(space, v.tucker[i]));
+    for (std::size_t i : group) hv.push_back(tie_host_view(space, v.tucker[i]));
     if (m == 0 || n_u == 0) {
       for (std::size_t k = 0; k < group.size(); ++k) Kokkos::deep_copy(hv[k], Scalar(0));
     } else {
       std::vector<Scalar> a(std::size_t(m) * std::size_t(n_u));
       for (std::size_t k = 0; k < group.size(); ++k) {
-        auto const s = tie_host_copy(space, frame.centre_tucker(group[k]));
+        auto const s = tie_host_view(space, frame.centre_tucker(group[k]));
         for (int o = 0; o < int(s.extent(0)); ++o)
           for (int q = 0; q < n_u; ++q) a[std::size_t(offset[k] + o) * n_u + q] = s(o, q);
       }
@@ -150,8 +158,11 @@ void tie_variation_unchecked(ExecutionSpace const& space, OrthogonalFrame<Scalar
         }
       }
     }
-    for (std::size_t k = 0; k < group.size(); ++k) Kokkos::deep_copy(space, v.tucker[group[k]], hv[k]);
-    // The host buffers are released at the end of the group: the copies must have completed.
+    // Host-accessible variations were projected in place; host copies go back, and must have completed before their
+    // buffers are released at the end of the group.
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      if (hv[k].data() != v.tucker[group[k]].data()) Kokkos::deep_copy(space, v.tucker[group[k]], hv[k]);
+    }
     space.fence();
   }
 }

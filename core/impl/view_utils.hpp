@@ -25,10 +25,11 @@ ViewType allocate_zeroed(ExecutionSpace const& space, std::string const& label, 
   return v;
 }
 
-/// Host copy of a View (a new allocation, never an alias, so callers may modify it).
+/// Host copy of a View (a new allocation, never an alias, so callers may modify it). The allocation is not
+/// initialized: that would be a parallel region of its own.
 template <class ViewType>
 auto host_copy(ViewType const& v) {
-  auto h = Kokkos::create_mirror(Kokkos::HostSpace{}, v);
+  typename ViewType::HostMirror h(Kokkos::view_alloc(Kokkos::WithoutInitializing, "t3k::host_copy"), v.layout());
   Kokkos::deep_copy(h, v);
   return h;
 }
