@@ -142,12 +142,7 @@ void check_across_sections(Config const& config_) {
             "rank continuation starts from a random T3 at the start ranks: use "
             "init: {random: {seed: S}}");
   }
-  if (model.sharing && model.tucker_range) {
-    fail_at("model.sharing", at("model.sharing"),
-            "a rank continuation does not grow shared models: give model.tucker_ranks and model.tt_ranks as lists "
-            "(fixed ranks), or leave model.sharing out");
-  }
-  if (model.sharing && config_.source == ProblemSource::synthetic) {
+  if (model.sharing && config_.source == ProblemSource::synthetic && !model.tucker_range) {
     bool const own_ranks =
         model.tucker_ranks.has_value() && model.tucker_ranks->size() == config_.synthetic.mode_shapes.size();
     (void)model_sharing(config_, config_.synthetic.mode_shapes,
@@ -155,7 +150,9 @@ void check_across_sections(Config const& config_) {
                         own_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");
   }
   if (model.tucker_range && config_.source == ProblemSource::synthetic) {
-    (void)resolve_ranks(config_, config_.synthetic.mode_shapes);  // ConfigError now, before any data is read
+    // ConfigError now, before any data is read.
+    auto const ranks = resolve_ranks(config_, config_.synthetic.mode_shapes);
+    (void)continuation_sharing(config_, config_.synthetic.mode_shapes, ranks);
   }
   if (config_.validation.source == ValidationSource::count && config_.source == ProblemSource::synthetic &&
       config_.validation.count >= config_.synthetic.n_probes) {
@@ -227,6 +224,12 @@ ModeSharing model_sharing(Config const& config, std::vector<std::size_t> const& 
     if (message.find("Tucker ranks") != std::string::npos) message += " (" + ranks_from + ")";
     throw config.error_at("model.sharing", message);
   }
+}
+
+ModeSharing continuation_sharing(Config const& config, std::vector<std::size_t> const& mode_shapes,
+                                 ResolvedRanks const& ranks) {
+  (void)model_sharing(config, mode_shapes, ranks.max_tucker, "model.tucker_ranks.max");
+  return model_sharing(config, mode_shapes, ranks.tucker, "model.tucker_ranks.start");
 }
 
 std::vector<std::size_t> RankBound::expand(std::size_t d, bool tt) const {

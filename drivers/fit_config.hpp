@@ -169,6 +169,11 @@ struct ResolvedRanks {
 /// lengths, boundary TT ranks 1, start <= max, Tucker maxima <= N_i). **Throws:** ConfigError at the key.
 ResolvedRanks resolve_ranks(Config const& config, std::vector<std::size_t> const& mode_shapes);
 
+/// model_sharing for a rank continuation: the start and the maximum Tucker ranks are both equal within every group
+/// (a group grows as one edge). **Throws:** ConfigError at model.sharing naming the ranks at fault.
+ModeSharing continuation_sharing(Config const& config, std::vector<std::size_t> const& mode_shapes,
+                                 ResolvedRanks const& ranks);
+
 /// Parses and validates YAML text; `file` names it in messages and anchors relative paths.
 /// **Throws:** ConfigError, and nothing else.
 Config parse_config(std::string const& text, std::string const& file);

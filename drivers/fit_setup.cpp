@@ -285,8 +285,9 @@ Setup build_setup(Config const& config, Space const& space, Communicator const& 
       // A stream of its own: a random start never equals the planted T3, even with equal seeds and ranks.
       s.x0 = random_t3<double>(space, s.mode_shapes, n, r, mix_seed(m.seed, 2));
       if (m.sharing) {
-        s.sharing = model_sharing(config, s.mode_shapes, n,
-                                  m.tucker_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");
+        s.sharing = range ? continuation_sharing(config, s.mode_shapes, *range)
+                          : model_sharing(config, s.mode_shapes, n,
+                                          m.tucker_ranks ? "model.tucker_ranks" : "problem.synthetic.tucker_ranks");
         s.x0 = tie_tucker_factors(s.x0, s.sharing);
       }
       break;

@@ -5,6 +5,7 @@
 /// drop ranks the model does not use. The optimizers run it when OptimizerOptions::continuation is enabled, each
 /// stage being an ordinary fit of that optimizer at fixed ranks.
 
+#include "t3k/algorithms/grouped_t3_svd.hpp"
 #include "t3k/algorithms/orthogonalize.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/optimizers/edge_conditioning.hpp"
@@ -67,6 +68,29 @@ void complete_rows(HostMatrix<Scalar> const& u, std::size_t n_old) {
   }
 }
 
+/// The groups a continuation grows together: the fit's sharing when it ties factors, else every mode on its own
+/// (the grouped T3-SVD of that sharing is t3_svd, bit for bit, so an unshared continuation is as it was).
+inline ModeSharing continuation_sharing(OptimizerOptions const& o, std::vector<std::size_t> const& mode_shapes) {
+  return ties_factors(o.sharing) ? o.sharing : ModeSharing::unshared(mode_shapes);
+}
+
+/// x's spectra for the growth rules: per group of `sharing` its group spectrum, per interior bond its TT values.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+GroupedT3SvdResult<Scalar, MemorySpace> continuation_spectra(ExecutionSpace const& space,
+                                                             TuckerTensorTrain<Scalar, MemorySpace> const& x,
+                                                             ModeSharing const& sharing) {
+  return grouped_t3_svd(space, x, sharing, T3SvdOptions{});
+}
+
+/// Lowers ranks to feasible ones with the groups' bounds, never below x's own (n0, r0).
+inline void clip_growth(std::vector<std::size_t> const& big_n, ModeSharing const& sharing,
+                        std::vector<std::size_t> const& n0, std::vector<std::size_t> const& r0,
+                        std::vector<std::size_t>& n, std::vector<std::size_t>& r) {
+  lower_to_feasible(big_n, sharing.groups(), n, r);
+  for (std::size_t i = 0; i < n.size(); ++i) n[i] = std::max(n[i], n0[i]);
+  for (std::size_t e = 0; e < r.size(); ++e) r[e] = std::max(r[e], r0[e]);
+}
+
 /// How many singular values are in use: those above rtol times the largest.
 template <class Scalar>
 std::size_t ranks_in_use(std::vector<Scalar> const& sigma, double rtol) {
@@ -84,14 +108,21 @@ inline double in_use_rank_rtol(RankContinuation const& c) { return c.rank_rtol >
 /// that would lift the relative residual above ten times the tolerance removed part of the tensor the data holds,
 /// which polishing at the smaller ranks cannot win back: the threshold is then min(default_rank_rtol, tolerance / 10),
 /// which moves the model by about a tenth of the tolerance per dropped value. `rtol` returns the threshold used.
+/// A shared model is reduced by the grouped T3-SVD, so that a group keeps one rank and one factor.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 TuckerTensorTrain<Scalar, MemorySpace> drop_unused_ranks(ExecutionSpace const& space,
                                                          FittingProblem<Scalar, MemorySpace> const& problem,
                                                          TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                                                         RankContinuation const& c, double tol_relative_residual,
-                                                         bool met_tolerance, double& rtol) {
+                                                         ModeSharing const& sharing, RankContinuation const& c,
+                                                         double tol_relative_residual, bool met_tolerance,
+                                                         double& rtol) {
+  auto const minimal = [&](double threshold) {
+    T3SvdOptions options;
+    options.rtol = threshold;
+    return grouped_t3_svd(space, x, sharing, options).t3;  // a trivial sharing: reduce_to_minimal_ranks' bits
+  };
   rtol = in_use_rank_rtol(c);
-  auto next = reduce_to_minimal_ranks(space, x, rtol);
+  auto next = minimal(rtol);
   if (c.rank_rtol > 0 || !met_tolerance || !(tol_relative_residual > 0) ||
       (next.tucker_ranks() == x.tucker_ranks() && next.tt_ranks() == x.tt_ranks())) {
     return next;
@@ -101,25 +132,28 @@ TuckerTensorTrain<Scalar, MemorySpace> drop_unused_ranks(ExecutionSpace const& s
   double const limit = 10 * tol_relative_residual;
   if (loss <= limit * limit * zero) return next;
   rtol = std::min(default_rank_rtol, tol_relative_residual / 10);
-  return reduce_to_minimal_ranks(space, x, rtol);
+  return minimal(rtol);
 }
 
-/// Ranks of the next stage (docs/math.md, rank continuation): a Tucker mode or TT bond grows by `rank_step`, up to
-/// its maximum, when all its singular values in the T3-SVD of x are in use (above in_use_rank_rtol times the largest);
-/// then the ranks are clipped to feasible ones. Returns false when no rank grows.
+/// Ranks of the next stage (docs/math.md, rank continuation): a Tucker factor (every mode of its group) or TT bond
+/// grows by `rank_step`, up to its maximum, when all its singular values in the grouped T3-SVD of x are in use
+/// (above in_use_rank_rtol times the largest); then the ranks are clipped to feasible ones. Returns false when no
+/// rank grows.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                 RankContinuation const& c, std::vector<std::size_t>& n, std::vector<std::size_t>& r) {
-  auto const sv = t3_svd(space, x, T3SvdOptions{});
+                 ModeSharing const& sharing, RankContinuation const& c, std::vector<std::size_t>& n,
+                 std::vector<std::size_t>& r) {
+  auto const sv = continuation_spectra(space, x, sharing);
   auto const n0 = x.tucker_ranks();
   auto const r0 = x.tt_ranks();
   n = n0;
   r = r0;
   std::size_t const d = n.size();
   double const rtol = in_use_rank_rtol(c);
-  for (std::size_t i = 0; i < d; ++i) {
-    if (ranks_in_use(sv.tucker_singular_values[i], rtol) >= n0[i]) {
-      n[i] = std::min(c.max_tucker_ranks[i], n0[i] + c.rank_step);
+  for (std::size_t g = 0; g < sharing.n_groups(); ++g) {
+    auto const& group = sharing.groups()[g];
+    if (ranks_in_use(sv.group_singular_values[g], rtol) >= n0[group.front()]) {
+      for (std::size_t i : group) n[i] = std::min(c.max_tucker_ranks[i], n0[i] + c.rank_step);
     }
   }
   for (std::size_t e = 1; e < d; ++e) {
@@ -127,27 +161,25 @@ bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySp
       r[e] = std::min(c.max_tt_ranks[e], r0[e] + c.rank_step);
     }
   }
-  clip_to_feasible(x.mode_shapes(), n, r);
-  for (std::size_t i = 0; i < d; ++i) n[i] = std::max(n[i], n0[i]);
-  for (std::size_t e = 0; e <= d; ++e) r[e] = std::max(r[e], r0[e]);
+  clip_growth(x.mode_shapes(), sharing, n0, r0, n, r);
   return n != n0 || r != r0;
 }
 
-/// The edges of x (docs/math.md, rank continuation): one per Tucker mode, then one per interior TT bond, with their
-/// maximum ranks and the condition numbers of their retained values in x's T3-SVD `sv`.
+/// The edges of x (docs/math.md, rank continuation): one per Tucker factor (a group of modes that share one is one
+/// edge), then one per interior TT bond, with their maximum ranks and the condition numbers of their retained
+/// values in x's grouped T3-SVD `sv`.
 template <class Scalar, class MemorySpace>
 std::vector<ContinuationEdge> continuation_edges(TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                                                 T3SvdResult<Scalar, MemorySpace> const& sv,
-                                                 RankContinuation const& c) {
+                                                 GroupedT3SvdResult<Scalar, MemorySpace> const& sv,
+                                                 ModeSharing const& sharing, RankContinuation const& c) {
   auto const n = x.tucker_ranks();
   auto const r = x.tt_ranks();
   std::vector<ContinuationEdge> edges;
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    edges.push_back({ContinuationEdge::Kind::tucker,
-                     {i},
-                     n[i],
-                     c.max_tucker_ranks[i],
-                     retained_condition_number(sv.tucker_singular_values[i], n[i])});
+  for (std::size_t g = 0; g < sharing.n_groups(); ++g) {
+    auto const& group = sharing.groups()[g];
+    std::size_t const i = group.front();
+    edges.push_back({ContinuationEdge::Kind::tucker, group, n[i], c.max_tucker_ranks[i],
+                     retained_condition_number(sv.group_singular_values[g], n[i])});
   }
   for (std::size_t e = 1; e < n.size(); ++e) {
     edges.push_back({ContinuationEdge::Kind::tt_bond,
@@ -170,11 +202,11 @@ enum class GrowthOutcome { grew, nothing_to_grow, too_few_samples };
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
                                           FittingProblem<Scalar, MemorySpace> const& problem,
-                                          TuckerTensorTrain<Scalar, MemorySpace> const& x, RankContinuation const& c,
-                                          std::size_t iteration, std::vector<std::size_t>& n,
+                                          TuckerTensorTrain<Scalar, MemorySpace> const& x, ModeSharing const& sharing,
+                                          RankContinuation const& c, std::size_t iteration, std::vector<std::size_t>& n,
                                           std::vector<std::size_t>& r, std::string& note) {
-  auto const sv = t3_svd(space, x, T3SvdOptions{});
-  auto const edges = continuation_edges(x, sv, c);
+  auto const sv = continuation_spectra(space, x, sharing);
+  auto const edges = continuation_edges(x, sv, sharing, c);
   double const guard = condition_guard<Scalar>(c);
   auto const selection = select_edges_by_conditioning(edges, c.condition_ratio, guard);
   auto const n0 = x.tucker_ranks();
@@ -193,9 +225,7 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
         r[edge.indices[0]] = std::min(edge.max_rank, edge.rank + c.rank_step);
       }
       auto tn = n, tr = r;
-      clip_to_feasible(big_n, tn, tr);
-      for (std::size_t i = 0; i < tn.size(); ++i) tn[i] = std::max(tn[i], n0[i]);
-      for (std::size_t e = 0; e < tr.size(); ++e) tr[e] = std::max(tr[e], r0[e]);
+      clip_growth(big_n, sharing, n0, r0, tn, tr);
       grown.clear();
       for (std::size_t j = 0; j < edges.size(); ++j) {
         auto const& other = edges[j];
@@ -209,9 +239,7 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
         return;
       }
     }
-    clip_to_feasible(big_n, n, r);
-    for (std::size_t i = 0; i < n.size(); ++i) n[i] = std::max(n[i], n0[i]);
-    for (std::size_t e = 0; e < r.size(); ++e) r[e] = std::max(r[e], r0[e]);
+    clip_growth(big_n, sharing, n0, r0, n, r);
   };
   bool uniform = selection.uniform;
   grow(selection.candidates);
@@ -229,7 +257,7 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
     return GrowthOutcome::nothing_to_grow;
   }
   std::size_t const measurements = problem.n_global_probes() * measurements_per_sample(problem, big_n);
-  std::size_t const dimension = manifold_dimension(big_n, n, r);
+  std::size_t const dimension = manifold_dimension(big_n, n, r, sharing);
   double const per_dimension = double(measurements) / double(dimension);
   if (per_dimension < c.min_samples_per_dimension) {
     note = concat("rank continuation stopped growing at iteration ", iteration, ": the next Tucker ranks ",
@@ -255,7 +283,7 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
 
 template <class Scalar, class MemorySpace>
 void check_continuation(std::string const& where, RankContinuation const& c,
-                        TuckerTensorTrain<Scalar, MemorySpace> const& x0) {
+                        TuckerTensorTrain<Scalar, MemorySpace> const& x0, ModeSharing const& sharing) {
   auto const n = x0.tucker_ranks();
   auto const r = x0.tt_ranks();
   auto const big_n = x0.mode_shapes();
@@ -276,6 +304,16 @@ void check_continuation(std::string const& where, RankContinuation const& c,
     if (c.max_tt_ranks[e] < r[e] || (boundary && c.max_tt_ranks[e] != r[e])) {
       throw InvalidArgument(concat(where, ": continuation.max_tt_ranks[", e, "] = ", c.max_tt_ranks[e], " must be ",
                                    boundary ? "equal to" : "at least", " x0's TT rank ", r[e]));
+    }
+  }
+  for (auto const& group : sharing.groups()) {
+    for (std::size_t i : group) {
+      if (c.max_tucker_ranks[i] != c.max_tucker_ranks[group.front()]) {
+        throw InvalidArgument(concat(where, ": modes ", group.front(), " and ", i,
+                                     " share a factor but continuation.max_tucker_ranks gives them ",
+                                     c.max_tucker_ranks[group.front()], " and ", c.max_tucker_ranks[i],
+                                     "; a group has one rank"));
+      }
     }
   }
   if (c.stage_iterations == 0 || c.rank_step == 0 || !(c.rank_rtol >= 0) || !(c.stage_tol_decrease >= 0)) {
@@ -324,7 +362,8 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
   using Checkpoint = OptimizerCheckpoint<Scalar, MemorySpace>;
   auto const& o = options.common;
   auto const& c = o.continuation;
-  check_continuation("t3k::rank_continuation", c, x0);
+  auto const sharing = continuation_sharing(o, x0.mode_shapes());
+  check_continuation("t3k::rank_continuation", c, x0, sharing);
   auto const start = std::chrono::steady_clock::now();
   FitResult<Scalar, MemorySpace> result;
   auto& history = result.history;
@@ -466,9 +505,10 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     bool grew = false;
     std::string growth_note;
     if (!tolerance && c.rule == GrowthRule::saturation) {
-      grew = grown_ranks(space, r.x, c, n, rr);
+      grew = grown_ranks(space, r.x, sharing, c, n, rr);
     } else if (!tolerance) {
-      grew = grown_ranks_by_conditioning(space, problem, r.x, c, last, n, rr, growth_note) == GrowthOutcome::grew;
+      grew =
+          grown_ranks_by_conditioning(space, problem, r.x, sharing, c, last, n, rr, growth_note) == GrowthOutcome::grew;
       if (!grew) result.notes.push_back(growth_note);
     }
     if (grew) {
@@ -480,7 +520,7 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     } else {
       // Done growing: drop the ranks the model does not use, and polish at the smaller ranks.
       double drop_rtol = 0;
-      next = drop_unused_ranks(space, problem, r.x, c, o.tol_relative_residual, tolerance, drop_rtol);
+      next = drop_unused_ranks(space, problem, r.x, sharing, c, o.tol_relative_residual, tolerance, drop_rtol);
       if (same_ranks(next, r.x)) {
         if (!tolerance) result.reason = "rank continuation finished";
         break;

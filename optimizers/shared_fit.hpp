@@ -21,9 +21,10 @@ namespace impl {
 /// Whether a fit with this sharing ties factors (an empty or trivial sharing does not).
 inline bool ties_factors(ModeSharing const& sharing) { return sharing.n_modes() > 0 && !sharing.is_trivial(); }
 
-/// Checks the sharing of `options` against the problem's mode shapes: one label per mode, equal sizes within a group
-/// (the ModeSharing constructor checked those), the problem's shapes, and no rank continuation.
-/// **Throws:** DimensionMismatch, InvalidArgument naming `where`.
+/// Checks the sharing of `options` against the problem's mode shapes: one label per mode and equal sizes within a
+/// group (the ModeSharing constructor checked those), and the problem's shapes. A rank continuation checks its
+/// maximum ranks against the groups itself.
+/// **Throws:** DimensionMismatch naming `where`.
 inline void check_fit_sharing(std::string const& where, OptimizerOptions const& options,
                               std::vector<std::size_t> const& mode_shapes) {
   auto const& sharing = options.sharing;
@@ -31,11 +32,6 @@ inline void check_fit_sharing(std::string const& where, OptimizerOptions const& 
   if (sharing.mode_shapes() != mode_shapes) {
     throw DimensionMismatch(concat(where, ": the sharing is for mode shapes ", shape_string(sharing.mode_shapes()),
                                    ", the problem has ", shape_string(mode_shapes)));
-  }
-  if (ties_factors(sharing) && options.continuation.enabled()) {
-    throw InvalidArgument(where +
-                          ": a rank continuation does not grow shared models; fit them at fixed ranks (no "
-                          "continuation) or without the sharing");
   }
 }
 

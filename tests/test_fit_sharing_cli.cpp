@@ -105,6 +105,31 @@ TEST(FitSharingCli, ASharedFitIsReportedStoredAndCarriedOn) {
   EXPECT_EQ(again[0], again[2]);
 }
 
+TEST(FitSharingCli, ARankContinuationGrowsTheSharedFactorAsOneEdge) {
+  ScratchDirectory dir;
+  std::string const model =
+      "  sharing: [0, 0, 0, 1]\n  tucker_ranks: {start: 1, max: [3, 3, 3, 2]}\n  tt_ranks: {start: 1, max: 3}\n"
+      "  init: {random: {seed: 4}}\n"
+      "  continuation: {rule: edge_conditioning, stage_iterations: 15}\n";
+  auto text = config(dir.file("run"), model);
+  text.replace(text.find("max_iterations: 4"), 17, "max_iterations: 100");
+  write_file(dir.file("grow.yaml"), text);
+  auto const r = run_cli("fit " + quoted(dir.file("grow.yaml")) + " --quiet");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto const summary = read_file(dir.file("run/summary.yaml"));
+  EXPECT_NE(summary.find("sharing: [0, 0, 0, 1]"), std::string::npos) << summary;
+  // The group is one edge of the growth rule, named with its modes; its modes keep one rank.
+  EXPECT_NE(summary.find("Tucker modes 0,1,2"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("rank_steps: ["), std::string::npos) << summary;
+  // The planted tensor of a synthetic problem has untied factors: the shared model grows to its maximum ranks.
+  EXPECT_NE(summary.find("  tucker_ranks: [3, 3, 3, 2]\n  tt_ranks: [1, 3, 3, 2, 1]\n  sharing: [0, 0, 0, 1]"),
+            std::string::npos)
+      << summary;
+  auto const cores = tucker_cores(dir.file("run/model.h5"));
+  EXPECT_EQ(cores[0], cores[1]);
+  EXPECT_EQ(cores[0], cores[2]);
+}
+
 TEST(FitSharingCli, BadSharingsAreOneLineNamingTheKey) {
   ScratchDirectory dir;
   struct Case {
@@ -119,9 +144,12 @@ TEST(FitSharingCli, BadSharingsAreOneLineNamingTheKey) {
        "modes 0 and 1 share a factor but have Tucker ranks 3 and 2 (problem.synthetic.tucker_ranks)"},
       {"  sharing: 7\n" + fixed, "[3, 3, 3, 2]", "must be a list of labels"},
       {"  sharing: [0, -1, 0, 1]\n" + fixed, "[3, 3, 3, 2]", "model.sharing[1]"},
-      {"  sharing: [0, 0, 0, 1]\n  tucker_ranks: {start: 1, max: 3}\n  tt_ranks: {start: 1, max: 3}\n"
+      {"  sharing: [0, 0, 0, 1]\n  tucker_ranks: {start: 1, max: [3, 3, 2, 2]}\n  tt_ranks: {start: 1, max: 3}\n"
        "  init: {random: {seed: 4}}\n",
-       "[3, 3, 3, 2]", "a rank continuation does not grow shared models"},
+       "[3, 3, 3, 2]", "modes 0 and 2 share a factor but have Tucker ranks 3 and 2 (model.tucker_ranks.max)"},
+      {"  sharing: [0, 0, 0, 1]\n  tucker_ranks: {start: [1, 2, 1, 1], max: 3}\n  tt_ranks: {start: 1, max: 3}\n"
+       "  init: {random: {seed: 4}}\n",
+       "[3, 3, 3, 2]", "modes 0 and 1 share a factor but have Tucker ranks 1 and 2 (model.tucker_ranks.start)"},
   };
   for (auto const& c : cases) {
     SCOPED_TRACE(c.model);

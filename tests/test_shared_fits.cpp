@@ -22,6 +22,8 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace {
@@ -151,6 +153,50 @@ TEST(SharedFits, TheSharedRetractionIsTiedAndFirstOrder) {
   EXPECT_NEAR(r1 / r2, 4.0, 0.5);
 }
 
+// A rank continuation of a shared model from ranks 1: the group's factor is one edge, its modes grow together and
+// every stage is tied; both growth rules reach the planted ranks and the planted tensor.
+TEST(SharedFits, ARankContinuationGrowsTheGroupAsOneEdge) {
+  Space space;
+  auto const truth = planted(space);
+  auto const problem = t3k::make_planted_problem(space, truth, t3k::MeasurementKind::probes, 80, 1, 0.0, 82);
+  auto const x0 =
+      t3k::tie_tucker_factors(t3k::random_t3<double>(space, kShapes, {1, 1, 1, 1}, {1, 1, 1, 1, 1}, 83), sharing());
+  for (auto rule : {t3k::GrowthRule::saturation, t3k::GrowthRule::edge_conditioning}) {
+    auto o = newton_options();
+    o.common.max_iterations = 300;
+    o.common.tol_relative_residual = 1e-10;
+    o.common.continuation.max_tucker_ranks = {3, 3, 3, 2};
+    o.common.continuation.max_tt_ranks = {1, 3, 3, 2, 1};
+    o.common.continuation.stage_iterations = 20;
+    o.common.continuation.rule = rule;
+    std::vector<std::size_t> stages;
+    o.common.callback = [&](t3k::IterationRecord const& r) { stages.push_back(r.rank_stage); };
+    auto const fit = t3k::newton_cg(space, problem, x0, o);
+    SCOPED_TRACE(rule == t3k::GrowthRule::saturation ? "saturation" : "edge_conditioning");
+    EXPECT_TRUE(t3k::has_equal_tucker_factors(space, fit.x, sharing()));
+    EXPECT_EQ(fit.x.tucker_ranks(), (std::vector<std::size_t>{3, 3, 3, 2}));
+    EXPECT_LT(t3k_test::relative_dense_error(fit.x, truth), 1e-8) << fit.reason;
+    ASSERT_FALSE(stages.empty());
+    EXPECT_GE(stages.back(), 2u) << "grew in more than one step";
+    std::size_t steps = 0;
+    for (auto const& note : fit.notes) {
+      if (note.rfind("rank step", 0) != 0) continue;
+      ++steps;
+      // "Tucker ranks [a x b x c x e] -> [a' x b' x c' x e']": the group's three ranks stay equal.
+      auto const after = note.substr(note.find("-> [") + 4);
+      std::size_t v[3];
+      ASSERT_EQ(std::sscanf(after.c_str(), "%zu x %zu x %zu", &v[0], &v[1], &v[2]), 3) << note;
+      EXPECT_TRUE(v[0] == v[1] && v[1] == v[2]) << note;
+    }
+    EXPECT_GE(steps, 1u);
+    if (rule == t3k::GrowthRule::edge_conditioning) {
+      bool named = false;
+      for (auto const& note : fit.notes) named = named || note.find("Tucker modes 0,1,2") != std::string::npos;
+      EXPECT_TRUE(named) << "the group is one edge, named with its modes";
+    }
+  }
+}
+
 TEST(SharedFits, BadSharingsAreRefusedNamingWhatDisagrees) {
   Space space;
   auto const truth = planted(space);
@@ -158,8 +204,9 @@ TEST(SharedFits, BadSharingsAreRefusedNamingWhatDisagrees) {
   auto o = newton_options();
   o.common.sharing = t3k::ModeSharing({0, 0, 1}, {6, 6, 6});
   EXPECT_THROW(t3k::newton_cg(space, problem, truth, o), t3k::DimensionMismatch);
+  // A continuation whose maximum Tucker ranks differ within a group: the group is one edge with one rank.
   o = newton_options();
-  o.common.continuation.max_tucker_ranks = {4, 4, 4, 3};
+  o.common.continuation.max_tucker_ranks = {4, 4, 3, 3};
   o.common.continuation.max_tt_ranks = {1, 4, 4, 3, 1};
   EXPECT_THROW(t3k::newton_cg(space, problem, truth, o), t3k::InvalidArgument);
   // Tucker ranks 3, 2, 3 in one group.

@@ -258,11 +258,19 @@ nb::dict fit(PyFittingProblem const& problem, PyTuckerTensorTrain const& x0, std
         using Options = std::decay_t<decltype(defaults)>;
         Options o = parse_options<Options>(where, optimizer, options);
         parse_fit_extras(where, options, problem, x0, o.common);
-        // A trivial sharing (every mode its own label) is an ordinary fit, with or without a continuation.
-        if (shared.n_modes() > 0 && !shared.is_trivial() && o.common.continuation.enabled()) {
-          fail(where + ": sharing " + labels_text(shared.labels()) +
-               " ties Tucker factors, and a rank continuation (max_tucker_ranks, max_tt_ranks) does not grow " +
-               "shared models: fit them at x0's ranks, or without sharing");
+        // A rank continuation grows a shared factor as one edge: one maximum rank per group.
+        if (shared.n_modes() > 0 && o.common.continuation.enabled()) {
+          auto const& cap = o.common.continuation.max_tucker_ranks;
+          for (auto const& group : shared.groups()) {
+            for (std::size_t i : group) {
+              if (cap[i] != cap[group.front()]) {
+                fail(where + ": sharing " + labels_text(shared.labels()) + " gives modes " +
+                     std::to_string(group.front()) + " and " + std::to_string(i) +
+                     " one factor, but max_tucker_ranks gives them " + std::to_string(cap[group.front()]) + " and " +
+                     std::to_string(cap[i]) + "; a group has one rank");
+              }
+            }
+          }
         }
         o.common.sharing = shared;
         if constexpr (std::is_same_v<Options, t3k::McSgdOptions> || std::is_same_v<Options, t3k::AdamOptions>) {

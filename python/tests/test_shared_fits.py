@@ -115,13 +115,34 @@ def test_a_sharing_x0_cannot_carry_is_refused_naming_it(planted):
         t3k.fit(problem, x0, "newton_cg", sharing=SHARING)
 
 
-@pytest.mark.parametrize("continuation", [{"max_tucker_ranks": 3}, {"max_tt_ranks": 4}])
-def test_a_sharing_with_a_rank_continuation_is_refused(planted, continuation):
+@pytest.mark.parametrize("rule", ["saturation", "edge_conditioning"])
+def test_a_rank_continuation_grows_the_shared_model_from_rank_one(planted, rule):
+    truth, problem, _ = planted
+    u = np.ones((1, 6)) / np.sqrt(6)
+    x0 = t3k.TuckerTensorTrain([u, u, u, np.ones((1, 4)) / 2], [np.ones((1, 1, 1))] * 4)
+    result = t3k.fit(problem, x0, "newton_cg", sharing=SHARING, max_tucker_ranks=[3, 3, 3, 2],
+                     max_tt_ranks=[1, 3, 3, 2, 1], continuation_rule=rule, stage_iterations=20,
+                     max_iterations=300, tol_relative_residual=1e-10)
+
+    factors = result.x.tucker_cores
+    assert np.array_equal(factors[0], factors[1]) and np.array_equal(factors[0], factors[2])
+    assert result.x.tucker_ranks == [3, 3, 3, 2] and result.x.tt_ranks == [1, 3, 3, 2, 1], result.notes
+    assert relative_error(result.x, truth) < 1e-8, (result.reason, result.notes)
+    steps = [note for note in result.notes if note.startswith("rank step")]
+    assert steps and all("Tucker ranks" in note for note in steps)
+    # Every stage grows the group's modes together.
+    for note in steps:
+        after = note.split("Tucker ranks ")[1].split(" -> ")[1].split(",")[0]
+        ranks = [int(v) for v in after.strip("[]").split(" x ")]
+        assert ranks[0] == ranks[1] == ranks[2], note
+    if rule == "edge_conditioning":
+        assert any("Tucker modes 0,1,2" in note for note in result.notes), result.notes
+
+
+def test_a_continuation_with_unequal_maximum_ranks_in_a_group_is_refused(planted):
     _, problem, x0 = planted
-    with raises("t3k.fit", "sharing [0, 0, 0, 1]", "rank continuation"):
-        t3k.fit(problem, x0, "newton_cg", sharing=SHARING, **continuation)
-    # A trivial sharing ties nothing: an ordinary continuation.
-    t3k.fit(problem, x0, "newton_cg", sharing=[0, 1, 2, 3], max_iterations=1, **continuation)
+    with raises("t3k.fit", "sharing [0, 0, 0, 1]", "modes 0 and 2", "max_tucker_ranks gives them 3 and 2"):
+        t3k.fit(problem, x0, "newton_cg", sharing=SHARING, max_tucker_ranks=[3, 3, 2, 2])
 
 
 def dimension_count(shape, tucker_ranks, tt_ranks, sharing):
