@@ -3,6 +3,7 @@
 
 #include "bindings.hpp"
 #include "objects.hpp"
+#include "sharing_arg.hpp"
 
 #ifdef T3K_PYTHON_HDF5
 #include "t3k/io/file_safety.hpp"
@@ -10,7 +11,9 @@
 #include "t3k/io/hdf5_io.hpp"
 #endif
 
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,7 +86,28 @@ nb::list numpy_of(std::vector<View> const& views) {
   return out;
 }
 
-void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
+/// The labels of a sharing that ties modes, checked against the model to be saved: equal Tucker factors within every
+/// group (what `t3k fit` writes and fits of the file start from). Empty for None or a sharing that ties nothing.
+std::vector<std::int64_t> saved_sharing(nb::handle h, t3k::io::HostT3 const& t3) {
+  t3k::ModeSharing const sharing = sharing_arg(h, t3.mode_shapes(), "t3k.save", "x");
+  if (sharing.n_modes() == 0 || sharing.is_trivial()) return {};
+  for (auto const& group : sharing.groups()) {
+    auto const& first = t3.tucker_core(group.front());
+    for (std::size_t i : group) {
+      auto const& other = t3.tucker_core(i);
+      bool const equal = other.extent(0) == first.extent(0) &&
+                         std::memcmp(other.data(), first.data(), first.span() * sizeof(double)) == 0;
+      if (!equal) {
+        fail("t3k.save: sharing gives modes " + std::to_string(group.front()) + " and " + std::to_string(i) +
+             " one factor, but x.tucker_cores[" + std::to_string(group.front()) + "] and x.tucker_cores[" +
+             std::to_string(i) + "] differ; save a model whose factors are equal there (a shared fit's result)");
+      }
+    }
+  }
+  return {sharing.labels().begin(), sharing.labels().end()};
+}
+
+void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite, nb::handle sharing) {
   std::string const file = path_text(path, "t3k.save", "path");
   refuse_existing(file, overwrite, "t3k.save");
   nb::list keep;
@@ -92,10 +116,12 @@ void save(nb::handle path, PyTuckerTensorTrain const& x, bool overwrite) {
   for (auto const& a : x.tucker) us.push_back(host_float64<t3k::io::Matrix>(a, keep));
   for (auto const& a : x.tt) gs.push_back(host_float64<t3k::io::Array3>(a, keep));
   t3k::io::HostT3 const t3(std::move(us), std::move(gs));
+  auto const labels = saved_sharing(sharing, t3);
   nb::gil_scoped_release release;
   t3k::io::output_target(file, "path");
   t3k::io::Writer writer(file);
   writer.write_t3(t3);
+  if (!labels.empty()) writer.write_integer_list_attribute("/t3", "sharing", labels);
   t3k::io::RootAttributes attributes;
   attributes.d = std::int64_t(t3.n_modes());
   writer.write_root_attributes(attributes);
@@ -117,6 +143,27 @@ PyTuckerTensorTrain load(nb::handle path, nb::handle dtype) {
     tt.append(numpy_of(t3.tt_core(i)));
   }
   return make_t3(tucker, tt, numpy_dtype(dt));
+}
+
+nb::object load_sharing(nb::handle path) {
+  std::string const file = path_text(path, "t3k.load_sharing", "path");
+  require_existing(file, "t3k.load_sharing");
+  std::optional<std::vector<std::int64_t>> labels;
+  std::size_t d = 0;
+  without_gil_locked([&] {
+    t3k::io::require_regular_input(file, "path");
+    t3k::io::Reader const reader(file);
+    d = reader.group_size("/t3/tucker_cores");
+    labels = reader.read_integer_list_attribute("/t3", "sharing");
+  });
+  if (!labels) return nb::none();
+  if (labels->size() != d) {
+    throw nb::builtins().attr("OSError")(file + ": /t3 has " + std::to_string(d) + " modes but its attribute sharing " +
+                                         std::to_string(labels->size()) + " labels");
+  }
+  nb::list out;
+  for (auto label : *labels) out.append(nb::int_(label));
+  return std::move(out);
 }
 
 void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwrite, nb::handle weights_name) {
@@ -176,11 +223,20 @@ PyFittingProblem load_problem(nb::handle path, nb::handle weights, nb::handle dt
 
 void bind_files(nb::module_& m) {
 #ifdef T3K_PYTHON_HDF5
-  m.def("save", &save, "path"_a, "x"_a, "overwrite"_a = false,
-        nb::sig("def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False) -> None"),
+  m.def("save", &save, "path"_a, "x"_a, "overwrite"_a = false, "sharing"_a.none() = nb::none(),
+        nb::sig("def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False, "
+                "sharing: typing.Sequence[int] | None = None) -> None"),
         "Writes X as /t3 (docs/file-format.md, float64) with the root attribute d, the layout `t3k fit` writes\n"
         "model.h5 in and `t3k jets` and model.init.file read. Atomic: a temporary file renamed onto path.\n"
-        "Raises FileExistsError when path exists and overwrite is False; OSError when it cannot be written.");
+        "sharing: the labels of a model with shared Tucker factors, stored as the attribute sharing of /t3 (as\n"
+        "`t3k fit` stores it; a fit started from the file goes on with it); x's factors must be equal within\n"
+        "every group. Raises FileExistsError when path exists and overwrite is False; ValueError naming sharing\n"
+        "or the differing factors; OSError when it cannot be written.");
+  m.def("load_sharing", &load_sharing, "path"_a,
+        nb::sig("def load_sharing(path: str | os.PathLike) -> list[int] | None"),
+        "The sharing labels stored with /t3 of an HDF5 file (the attribute sharing that `t3k fit` and\n"
+        "t3k.save(..., sharing=...) write), or None when the model has none. Raises FileNotFoundError naming the\n"
+        "file when there is none; OSError naming the file when /t3 or the attribute is unreadable.");
   m.def("load", &load, "path"_a, "dtype"_a = "float64",
         nb::sig("def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain"),
         "Reads /t3 of an HDF5 file (docs/file-format.md), e.g. the model.h5 of `t3k fit`. Raises\n"

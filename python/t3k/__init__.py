@@ -69,16 +69,20 @@ from ._t3k import (
 )
 
 if has_hdf5:
-    from ._t3k import load, load_problem, save, save_problem
+    from ._t3k import load, load_problem, load_sharing, save, save_problem
 else:  # pragma: no cover (a build without HDF5)
 
     def load(path, dtype="float64"):
         """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
         raise RuntimeError("t3k.load: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
 
-    def save(path, x, overwrite=False):
+    def save(path, x, overwrite=False, sharing=None):
         """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
         raise RuntimeError("t3k.save: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
+
+    def load_sharing(path):
+        """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
+        raise RuntimeError("t3k.load_sharing: this build of t3k has no HDF5 (configure with T3K_PYTHON_HDF5=ON)")
 
     def load_problem(path, weights=None, dtype="float64"):
         """Unavailable: this build of t3k has no HDF5 (T3K_PYTHON_HDF5=OFF)."""
@@ -355,6 +359,7 @@ __all__ = [
     "inner_product",
     "load",
     "load_problem",
+    "load_sharing",
     "manifold_dimension",
     "max_chunk_size_within",
     "num_threads",

@@ -427,11 +427,21 @@ def score(problem: FittingProblem, x: TuckerTensorTrain) -> dict[str, float]:
     Raises ValueError when x's dtype or shape does not fit the problem or its cores are not finite.
     """
 
-def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False) -> None:
+def save(path: str | os.PathLike, x: TuckerTensorTrain, overwrite: bool = False, sharing: Sequence[int] | None = None) -> None:
     """
     Writes X as /t3 (docs/file-format.md, float64) with the root attribute d, the layout `t3k fit` writes
     model.h5 in and `t3k jets` and model.init.file read. Atomic: a temporary file renamed onto path.
-    Raises FileExistsError when path exists and overwrite is False; OSError when it cannot be written.
+    sharing: the labels of a model with shared Tucker factors, stored as the attribute sharing of /t3 (as
+    `t3k fit` stores it; a fit started from the file goes on with it); x's factors must be equal within
+    every group. Raises FileExistsError when path exists and overwrite is False; ValueError naming sharing
+    or the differing factors; OSError when it cannot be written.
+    """
+
+def load_sharing(path: str | os.PathLike) -> list[int] | None:
+    """
+    The sharing labels stored with /t3 of an HDF5 file (the attribute sharing that `t3k fit` and
+    t3k.save(..., sharing=...) write), or None when the model has none. Raises FileNotFoundError naming the
+    file when there is none; OSError naming the file when /t3 or the attribute is unreadable.
     """
 
 def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> TuckerTensorTrain:

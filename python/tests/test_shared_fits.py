@@ -233,3 +233,38 @@ def test_manifold_dimension_refuses_a_bad_sharing_naming_it():
     with raises("t3k.TuckerTensorTrain.shared_manifold_dimension", "sharing [0, 1, 1, 1] does not fit the T3",
                 "sizes 6 and 4"):
         x.shared_manifold_dimension([0, 1, 1, 1])
+
+
+needs_hdf5 = pytest.mark.skipif(not t3k.has_hdf5, reason="this build of t3k has no HDF5")
+
+
+@needs_hdf5
+def test_a_shared_model_saved_with_its_sharing_loads_with_it(planted, tmp_path):
+    truth, problem, x0 = planted
+    result = t3k.fit(problem, x0, "adam", sharing=SHARING, max_iterations=3)
+    path = tmp_path / "model.h5"
+    t3k.save(path, result.x, sharing=[7, 7, 7, 2])
+
+    assert t3k.load_sharing(path) == [7, 7, 7, 2]
+    assert same_bits(t3k.load(path), result.x)
+    # A model saved without a sharing has none, as has a trivial one.
+    t3k.save(tmp_path / "plain.h5", result.x)
+    t3k.save(tmp_path / "trivial.h5", result.x, sharing=[0, 1, 2, 3])
+    assert t3k.load_sharing(tmp_path / "plain.h5") is None
+    assert t3k.load_sharing(tmp_path / "trivial.h5") is None
+
+
+@needs_hdf5
+def test_saving_a_sharing_the_model_does_not_have_is_refused_naming_it(planted, tmp_path):
+    _, _, x0 = planted  # its three factors differ
+    with raises("t3k.save", "modes 0 and 1", "x.tucker_cores[0]", "x.tucker_cores[1]", "differ"):
+        t3k.save(tmp_path / "x0.h5", x0, sharing=SHARING)
+    with raises("t3k.save", "sharing"):
+        t3k.save(tmp_path / "x0.h5", x0, sharing=[0, 0, 1])
+    assert not (tmp_path / "x0.h5").exists()
+
+
+@needs_hdf5
+def test_load_sharing_of_a_missing_file_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.h5"):
+        t3k.load_sharing(tmp_path / "missing.h5")
