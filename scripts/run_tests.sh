@@ -91,11 +91,12 @@ run_examples() {
 
 # The Python module built in build/python (PYTHONPATH), its tests and its example, in the venv of scripts/setup.sh.
 run_python() {
-  log "python: pytest python/tests and examples/python/fit_or_probe.py (build/python, $VENV)"
+  log "python: pytest python/tests and examples/python (build/python, $VENV)"
   # No bytecode or pytest cache in the source tree.
   (export PYTHONPATH="$PWD/build/python" PYTHONDONTWRITEBYTECODE=1 OMP_NUM_THREADS=2 OMP_PROC_BIND=false
     "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests
-    "$VENV/bin/python" examples/python/fit_or_probe.py) 2>&1 | tee build/pytest.log
+    "$VENV/bin/python" examples/python/fit_or_probe.py
+    "$VENV/bin/python" examples/python/derivative_tensors.py) 2>&1 | tee build/pytest.log
 }
 
 # The documentation: the API reference from the headers (Doxygen, any warning fails: an undocumented public name, a
