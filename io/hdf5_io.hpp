@@ -58,7 +58,11 @@ struct ProbeSet {
   std::vector<Matrix> p;  ///< probe directions p_i, one (W, N_i) per mode
   /// The order attribute of /probes; empty when the file has none.
   std::optional<std::size_t> order;
-  bool symmetric = false;     ///< the symmetric attribute of /probes
+  bool symmetric = false;  ///< the symmetric attribute of /probes
+  /// The repeat attribute of /probes: one label per mode; modes with equal labels have the same w and p (a
+  /// derivative tensor's input modes probed at one x), stored once under the group's first mode and held here as one
+  /// View. Empty: every mode stored.
+  std::vector<std::int64_t> repeat;
   std::size_t first_row = 0;  ///< index in the file of the first row held
   std::size_t file_rows = 0;  ///< W of the file; 0 when unknown (a probe set built in memory): n_probes()
   std::size_t n_modes() const { return w.size(); }  ///< d
@@ -67,6 +71,10 @@ struct ProbeSet {
   /// Rows of the whole probe set (the file's W).
   std::size_t n_file_probes() const { return file_rows != 0 ? file_rows : n_probes(); }
 };
+
+/// Labels for ProbeSet::repeat that store every mode once: mode i gets the index of the first mode whose w and p
+/// equal its own, bit for bit (itself when none does); empty when no two modes are equal.
+std::vector<std::int64_t> repeated_probe_modes(ProbeSet const& probes);
 
 /// Chooses the rows [begin, end) of a probe set to read once its row count W is known (a shard's rows:
 /// Communicator::shard_range).
@@ -216,7 +224,9 @@ class Writer {
   void write_frame(HostFrame const& frame);
   /// /variation: the stack must have length 1 (stored without the stack axis).
   void write_variation(HostVariation const& v);
-  /// /probes/w/\<i\>, /probes/p/\<i\> and the attributes order and symmetric of /probes.
+  /// /probes/w/\<i\>, /probes/p/\<i\> and the attributes order and symmetric of /probes; with `repeat`, the attribute
+  /// repeat and only the first mode of each label's modes. **Throws:** InvalidArgument for a repeat list of the wrong
+  /// length, a negative label, or modes of one label whose arrays differ.
   void write_probes(ProbeSet const& probes);
   /// `group`/\<i\> = jets[i].
   void write_jets(std::string const& group, JetStack const& jets);

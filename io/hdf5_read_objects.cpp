@@ -5,6 +5,7 @@
 #include "t3k/io/hdf5_io.hpp"
 #include "t3k/io/impl/hdf5_reader_impl.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -152,12 +153,56 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes) const 
 }
 
 ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSelector const& select_rows) const {
-  std::size_t const d = mode_shapes.empty() ? impl_->group_size("/probes/w") : mode_shapes.size();
-  if (d == 0) impl_->fail("/probes/w is empty");
-  std::string const reason = mode_shapes.empty() ? " (the number of /probes/w)" : " (the modes of the input)";
-  impl_->require_members("/probes/w", d, reason);
-  impl_->require_members("/probes/p", d, reason);
+  // With the attribute repeat, modes of one label share the vectors stored under the label's first mode.
+  auto const repeat = impl_->integer_list_attribute("/probes", "repeat");
+  std::string const repeat_text = "attribute 'repeat' of /probes";
+  std::size_t const d = repeat                ? repeat->size()
+                        : mode_shapes.empty() ? impl_->group_size("/probes/w")
+                                              : mode_shapes.size();
+  if (d == 0) impl_->fail(repeat ? repeat_text + " is empty" : std::string("/probes/w is empty"));
+  if (repeat && !mode_shapes.empty() && d != mode_shapes.size()) {
+    impl_->fail(repeat_text + " has " + std::to_string(d) +
+                " labels, expected d = " + std::to_string(mode_shapes.size()) + " (the modes of the input)");
+  }
+  std::vector<std::size_t> source(d);  // the mode whose datasets mode i reads
+  for (std::size_t i = 0; i < d; ++i) {
+    source[i] = i;
+    if (!repeat) continue;
+    if ((*repeat)[i] < 0) {
+      impl_->fail(repeat_text + " has the label " + std::to_string((*repeat)[i]) + " at mode " + std::to_string(i) +
+                  ", expected labels >= 0");
+    }
+    source[i] = std::size_t(std::find(repeat->begin(), repeat->end(), (*repeat)[i]) - repeat->begin());
+  }
+  std::size_t stored = 0;  // the modes with datasets of their own
+  for (std::size_t i = 0; i < d; ++i) stored += source[i] == i ? 1 : 0;
+  for (std::size_t i = 0; i < d; ++i) {
+    if (source[i] == i) continue;
+    for (char const* group : {"/probes/w", "/probes/p"}) {
+      if (exists(join_path(group, i))) {
+        impl_->fail(join_path(group, i) + " is present, but " + repeat_text + " gives mode " + std::to_string(i) +
+                    " the vectors of mode " + std::to_string(source[i]) + ": store them once, under mode " +
+                    std::to_string(source[i]));
+      }
+    }
+    if (!mode_shapes.empty() && mode_shapes[i] != mode_shapes[source[i]]) {
+      impl_->fail(repeat_text + " gives modes " + std::to_string(source[i]) + " and " + std::to_string(i) +
+                  " the same vectors, but the input has N_" + std::to_string(source[i]) + " = " +
+                  std::to_string(mode_shapes[source[i]]) + " and N_" + std::to_string(i) + " = " +
+                  std::to_string(mode_shapes[i]));
+    }
+  }
+  for (char const* group : {"/probes/w", "/probes/p"}) {
+    if (!repeat) {
+      impl_->require_members(group, d,
+                             mode_shapes.empty() ? " (the number of /probes/w)" : " (the modes of the input)");
+    } else if (impl_->group_size(group) != stored) {
+      impl_->fail(std::string(group) + " has " + std::to_string(impl_->group_size(group)) + " members, expected " +
+                  std::to_string(stored) + ", one per label of " + repeat_text);
+    }
+  }
   ProbeSet probes;
+  if (repeat) probes.repeat = *repeat;
   // W is the row count of /probes/w/0; the rows to read are chosen once it is known.
   std::string const w0 = join_path("/probes/w", 0);
   std::size_t const w =
@@ -166,6 +211,11 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSel
   probes.first_row = rows.begin;
   probes.file_rows = w;
   for (std::size_t i = 0; i < d; ++i) {
+    if (source[i] != i) {  // one View for the modes of a label
+      probes.w.push_back(probes.w[source[i]]);
+      probes.p.push_back(probes.p[source[i]]);
+      continue;
+    }
     std::size_t const n = mode_shapes.empty() ? any_extent : mode_shapes[i];
     Shaped const wi{join_path("/probes/w", i), impl_->probe_matrix_shape(join_path("/probes/w", i), w, n, i, w0)};
     probes.w.push_back(impl_->read_view<Matrix>(wi.name, wi.shape, &rows));

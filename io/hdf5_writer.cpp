@@ -245,13 +245,64 @@ void Writer::write_gradient(HostVariation const& v, bool per_probe) {
   write_variation_group(per_probe ? "/grad_per_probe" : "/grad", v, per_probe);
 }
 
+namespace {
+
+bool same_matrix(Matrix const& a, Matrix const& b) {
+  return a.extent(0) == b.extent(0) && a.extent(1) == b.extent(1) &&
+         std::equal(a.data(), a.data() + a.span(), b.data());
+}
+
+}  // namespace
+
+std::vector<std::int64_t> repeated_probe_modes(ProbeSet const& probes) {
+  std::size_t const d = probes.n_modes();
+  std::vector<std::int64_t> labels(d);
+  bool repeats = false;
+  for (std::size_t i = 0; i < d; ++i) {
+    labels[i] = std::int64_t(i);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (labels[j] == std::int64_t(j) && same_matrix(probes.w[i], probes.w[j]) &&
+          same_matrix(probes.p[i], probes.p[j])) {
+        labels[i] = std::int64_t(j);
+        repeats = true;
+        break;
+      }
+    }
+  }
+  return repeats ? labels : std::vector<std::int64_t>{};
+}
+
 void Writer::write_probes(ProbeSet const& probes) {
-  for (std::size_t i = 0; i < probes.n_modes(); ++i) {
+  std::size_t const d = probes.n_modes();
+  std::string const where = "t3k::io::Writer::write_probes";
+  auto const& repeat = probes.repeat;
+  if (!repeat.empty() && repeat.size() != d) {
+    throw InvalidArgument(where + ": repeat has " + std::to_string(repeat.size()) +
+                          " labels for d = " + std::to_string(d) + " modes");
+  }
+  for (std::size_t i = 0; i < d; ++i) {
+    std::size_t first = i;
+    if (!repeat.empty()) {
+      if (repeat[i] < 0) {
+        throw InvalidArgument(where + ": repeat[" + std::to_string(i) + "] is " + std::to_string(repeat[i]) +
+                              ", labels must be >= 0");
+      }
+      first = std::size_t(std::find(repeat.begin(), repeat.end(), repeat[i]) - repeat.begin());
+    }
+    if (first != i) {
+      // Stored once: the modes of one label must hold what the first one holds, bit for bit.
+      if (!same_matrix(probes.w[i], probes.w[first]) || !same_matrix(probes.p[i], probes.p[first])) {
+        throw InvalidArgument(where + ": repeat gives modes " + std::to_string(first) + " and " + std::to_string(i) +
+                              " one label, but their probe vectors or directions differ");
+      }
+      continue;
+    }
     write_view(join_path("/probes/w", i), probes.w[i]);
     write_view(join_path("/probes/p", i), probes.p[i]);
   }
   if (probes.order) impl_->write_int64("/probes", "order", std::int64_t(*probes.order));
   impl_->write_bool("/probes", "symmetric", probes.symmetric);
+  if (!repeat.empty()) write_integer_list_attribute("/probes", "repeat", repeat);
 }
 
 void Writer::write_jets(std::string const& group, JetStack const& jets) {

@@ -213,6 +213,78 @@ void probes_jets_and_attributes_round_trip_is_bitwise() {
   }
 }
 
+/// Modes probed with the same vectors and directions are stored once (the attribute repeat) and read back as one
+/// View; every way such a file can disagree with itself or with the input is named.
+void repeated_probe_vectors_are_stored_once() {
+  ScratchDirectory dir;
+  io::Reader ref(testdata("case3_symmetric.h5"));
+  auto probes = ref.read_probes();
+  std::size_t const d = probes.n_modes();
+  ASSERT_GE(d, 3u);
+  std::vector<std::int64_t> const all_one(d, 0);
+  EXPECT_EQ(io::repeated_probe_modes(probes), all_one);
+  // Mode 1 with vectors of its own: labels 0, 1, 0, ..., 0.
+  std::size_t const w = probes.n_probes(), n = probes.w[0].extent(1);
+  io::Matrix own("own", w, n), own_p("own_p", w, n);
+  for (std::size_t e = 0; e < own.span(); ++e) own.data()[e] = probes.w[0].data()[e] + 1, own_p.data()[e] = 0.5;
+  probes.w[1] = own;
+  probes.p[1] = own_p;
+  auto expected = all_one;
+  expected[1] = 1;
+  probes.repeat = io::repeated_probe_modes(probes);
+  ASSERT_EQ(probes.repeat, expected);
+  {
+    io::Writer out(dir.file("repeat.h5"));
+    out.write_probes(probes);
+    out.commit();
+  }
+  io::Reader in(dir.file("repeat.h5"));
+  EXPECT_EQ(in.group_size("/probes/w"), 2u);
+  EXPECT_EQ(in.group_size("/probes/p"), 2u);
+  auto const back = in.read_probes();
+  EXPECT_EQ(back.repeat, expected);
+  expect_all_bitwise_equal(probes.w, back.w, "/probes/w");
+  expect_all_bitwise_equal(probes.p, back.p, "/probes/p");
+  EXPECT_EQ(back.w[2].data(), back.w[0].data()) << "one View for the modes of a label";
+  // Rows of a shard, as an MPI rank reads them.
+  auto const rows = in.read_probes({}, [](std::size_t n_rows) { return t3k::ShardRange{1, n_rows}; });
+  EXPECT_EQ(rows.n_probes(), w - 1);
+  EXPECT_EQ(rows.w[d - 1](0, 0), probes.w[0](1, 0));
+
+  // The writer refuses labels that would lose data.
+  auto wrong = probes;
+  wrong.repeat = all_one;
+  EXPECT_THROW(io::Writer(dir.file("wrong.h5")).write_probes(wrong), t3k::InvalidArgument);
+  // A repeated mode stored again.
+  {
+    auto plain = probes;
+    plain.repeat.clear();
+    io::Writer out(dir.file("twice.h5"));
+    out.write_probes(plain);
+    out.write_integer_list_attribute("/probes", "repeat", expected);
+    out.commit();
+  }
+  auto message = file_error_of([&] { io::Reader(dir.file("twice.h5")).read_probes(); });
+  EXPECT_NE(
+      message.find("/probes/w/2 is present, but attribute 'repeat' of /probes gives mode 2 the vectors of mode 0"),
+      std::string::npos)
+      << message;
+  // Labels for another d, and modes of one label with different sizes in the input.
+  std::vector<std::size_t> shapes(d, n);
+  shapes.push_back(n);
+  message = file_error_of([&] { in.read_probes(shapes); });
+  EXPECT_NE(message.find(t3k::impl::concat("attribute 'repeat' of /probes has ", d, " labels, expected d = ", d + 1)),
+            std::string::npos)
+      << message;
+  shapes.pop_back();
+  shapes[2] = n + 1;
+  message = file_error_of([&] { in.read_probes(shapes); });
+  EXPECT_NE(message.find(t3k::impl::concat("gives modes 0 and 2 the same vectors, but the input has N_0 = ", n,
+                                           " and N_2 = ", n + 1)),
+            std::string::npos)
+      << message;
+}
+
 /// The reference files store order as int64 and symmetric as h5py's enum bool.
 void reference_attributes_are_read() {
   io::Reader ragged(testdata("case1_ragged.h5"));
@@ -495,6 +567,7 @@ TEST(Hdf5Io, T3RoundTripIsBitwise) { t3_round_trip_is_bitwise(); }
 TEST(Hdf5Io, FrameVariationAndGradientsRoundTripIsBitwise) { frame_variation_and_gradients_round_trip_is_bitwise(); }
 TEST(Hdf5Io, ProbesJetsAndAttributesRoundTripIsBitwise) { probes_jets_and_attributes_round_trip_is_bitwise(); }
 TEST(Hdf5Io, ReferenceAttributesAreRead) { reference_attributes_are_read(); }
+TEST(Hdf5Io, RepeatedProbeVectorsAreStoredOnce) { repeated_probe_vectors_are_stored_once(); }
 TEST(Hdf5Io, WrittenAttributesHaveH5pyTypesAndValues) { written_attributes_have_h5py_types_and_values(); }
 TEST(Hdf5Io, MissingGroupIsNamed) { missing_group_is_named(); }
 TEST(Hdf5Io, MissingDatasetIsNamed) { missing_dataset_is_named(); }

@@ -186,6 +186,8 @@ void save_problem(nb::handle path, PyFittingProblem const& problem, bool overwri
     probes.p.push_back(host_float64<t3k::io::Matrix>(problem.pp[i], keep));
     targets.push_back(host_float64<t3k::io::Array3>(problem.targets[i], keep));
   }
+  // Modes probed with the same vectors and directions (a derivative tensor's input modes at one x) are stored once.
+  probes.repeat = t3k::io::repeated_probe_modes(probes);
   std::vector<double> w;
   if (!problem.weights.empty()) {
     auto const h = host_float64<Kokkos::View<double*, Kokkos::HostSpace>>(problem.weights[0], keep);
@@ -246,8 +248,10 @@ void bind_files(nb::module_& m) {
         nb::sig("def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bool = False, "
                 "weights: str = '/weights') -> None"),
         "Writes the problem as the input of a `t3k fit` data problem (docs/file-format.md, float64): /probes with\n"
-        "the order attribute K, the target jets /jets, the weights (when the problem has them) as the dataset\n"
-        "`weights` (problem.data.weights of the configuration), and the root attributes d, W and K. The validation\n"
+        "the order attribute K (modes whose probe vectors and directions are equal, such as a derivative tensor's\n"
+        "input modes probed at one x, stored once with the attribute repeat), the target jets /jets, the weights\n"
+        "(when the problem has them) as the dataset `weights` (problem.data.weights of the configuration), and the\n"
+        "root attributes d, W and K. The validation\n"
         "set is not written (save it as a file of its own: validation.file). Atomic, as save; raises\n"
         "FileExistsError when path exists and overwrite is False.");
   m.def("load_problem", &load_problem, "path"_a, "weights"_a.none() = nb::none(), "dtype"_a = "float64",

@@ -454,8 +454,10 @@ def load(path: str | os.PathLike, dtype: numpy.typing.DTypeLike = 'float64') -> 
 def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bool = False, weights: str = '/weights') -> None:
     """
     Writes the problem as the input of a `t3k fit` data problem (docs/file-format.md, float64): /probes with
-    the order attribute K, the target jets /jets, the weights (when the problem has them) as the dataset
-    `weights` (problem.data.weights of the configuration), and the root attributes d, W and K. The validation
+    the order attribute K (modes whose probe vectors and directions are equal, such as a derivative tensor's
+    input modes probed at one x, stored once with the attribute repeat), the target jets /jets, the weights
+    (when the problem has them) as the dataset `weights` (problem.data.weights of the configuration), and the
+    root attributes d, W and K. The validation
     set is not written (save it as a file of its own: validation.file). Atomic, as save; raises
     FileExistsError when path exists and overwrite is False.
     """

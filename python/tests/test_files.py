@@ -86,6 +86,20 @@ def test_the_cli_reads_what_python_writes(rng, tmp_path):
             np.testing.assert_array_equal(f[f"jets/{i}"][()], expected[i])
 
 
+def cli_newton_cg(directory, data):
+    """Three newton_cg iterations of `t3k fit` on the data problem `data` from x0.h5, both in `directory`, with
+    this module's thread count; returns the fitted model."""
+    (directory / "run.yaml").write_text(
+        f"problem: {{data: {data}}}\n"
+        "model: {init: {file: x0.h5}}\n"
+        "optimizer: {name: newton_cg, max_iterations: 3}\n"
+        "output: {directory: run}\n"
+    )
+    subprocess.run([cli(), "fit", str(directory / "run.yaml"), "--quiet"], check=True, cwd=directory,
+                   env=dict(os.environ, OMP_NUM_THREADS=str(t3k.num_threads())))
+    return t3k.load(directory / "run" / "model.h5")
+
+
 @pytest.mark.skipif(cli() is None, reason="the t3k command-line tool is not built")
 def test_the_cli_fits_a_problem_python_saved_as_python_fits_it(tmp_path):
     truth = t3k.TuckerTensorTrain.random((4, 5, 3), (2, 3, 2), (1, 2, 2, 1), seed=3)
@@ -95,18 +109,36 @@ def test_the_cli_fits_a_problem_python_saved_as_python_fits_it(tmp_path):
     problem = t3k.FittingProblem(problem.ww, problem.pp, problem.targets, weights=weights)
     t3k.save(tmp_path / "x0.h5", x0)
     t3k.save_problem(tmp_path / "data.h5", problem)
-    (tmp_path / "run.yaml").write_text(
-        "problem: {data: {file: data.h5, weights: /weights}}\n"
-        "model: {init: {file: x0.h5}}\n"
-        "optimizer: {name: newton_cg, max_iterations: 3}\n"
-        "output: {directory: run}\n"
-    )
-    subprocess.run([cli(), "fit", str(tmp_path / "run.yaml"), "--quiet"], check=True, cwd=tmp_path,
-                   env=dict(os.environ, OMP_NUM_THREADS=str(t3k.num_threads())))
-
-    from_cli = t3k.load(tmp_path / "run" / "model.h5")
+    from_cli = cli_newton_cg(tmp_path, "{file: data.h5, weights: /weights}")
     from_python = t3k.fit(problem, x0, "newton_cg", max_iterations=3).x
     # Same build, same threads, same options (the CLI's defaults are fit's): the same iterates, bit for bit.
+    for a, b in zip(from_cli.tucker_cores + from_cli.tt_cores, from_python.tucker_cores + from_python.tt_cores):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.skipif(cli() is None, reason="the t3k command-line tool is not built")
+def test_probes_that_repeat_one_x_over_modes_are_stored_once_and_fitted_alike(rng, tmp_path):
+    # A derivative tensor's probes: the same x and direction in the three input modes, y in the output mode.
+    u = rng.standard_normal((2, 5))
+    truth = t3k.TuckerTensorTrain([u, u, u, rng.standard_normal((2, 3))],
+                                  [rng.standard_normal(s) for s in [(1, 2, 2), (2, 2, 2), (2, 2, 2), (2, 2, 1)]])
+    x, dx = rng.standard_normal((2, 40, 5))
+    y, dy = rng.standard_normal((2, 40, 3))
+    ww, pp = [x, x, x, y], [dx, dx, dx, dy]
+    problem = t3k.FittingProblem(ww, pp, t3k.probe_derivatives(truth, ww, pp, order=1))
+    t3k.save_problem(tmp_path / "data.h5", problem)
+    with h5py.File(tmp_path / "data.h5", "r") as f:
+        assert sorted(f["probes/w"]) == ["0", "3"] and sorted(f["probes/p"]) == ["0", "3"]
+        assert list(f["probes"].attrs["repeat"]) == [0, 0, 0, 3]
+    back = t3k.load_problem(tmp_path / "data.h5")
+    for a, b in zip(back.ww + back.pp + back.targets, problem.ww + problem.pp + problem.targets):
+        np.testing.assert_array_equal(a, b)
+
+    x0 = t3k.TuckerTensorTrain([u + 0.01, u + 0.01, u + 0.01, truth.tucker_cores[3]], list(truth.tt_cores))
+    t3k.save(tmp_path / "x0.h5", x0, sharing=[0, 0, 0, 1])
+    from_cli = cli_newton_cg(tmp_path, "{file: data.h5}")
+    assert t3k.load_sharing(tmp_path / "run" / "model.h5") == [0, 0, 0, 1]  # carried on from x0.h5
+    from_python = t3k.fit(problem, x0, "newton_cg", sharing=[0, 0, 0, 1], max_iterations=3).x
     for a, b in zip(from_cli.tucker_cores + from_cli.tt_cores, from_python.tucker_cores + from_python.tt_cores):
         np.testing.assert_array_equal(a, b)
 
