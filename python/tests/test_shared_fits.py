@@ -3,6 +3,8 @@
 The planted model has three modes of size 6 that use one factor and a fourth of size 4; the references are the
 dense planted tensor and counts made here from the dimension formula of docs/math.md."""
 
+import itertools
+
 import numpy as np
 import pytest
 from dense_reference import jacobian_rank, t3_dense
@@ -268,3 +270,39 @@ def test_saving_a_sharing_the_model_does_not_have_is_refused_naming_it(planted, 
 def test_load_sharing_of_a_missing_file_names_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.h5"):
         t3k.load_sharing(tmp_path / "missing.h5")
+
+
+def test_symmetric_probes_of_a_symmetric_tensor_give_its_shared_model(rng):
+    # sum_r a_r (x) a_r (x) a_r (x) b_r: symmetric in its three input modes (N = 20), output mode M = 6, one factor
+    # of rank 3 for the input modes. Probed as derivative tensors are: one x in every input mode.
+    big_n, m, r = 20, 6, 3
+    a = np.linalg.qr(rng.standard_normal((big_n, r)))[0].T
+    diagonal = [np.zeros(s) for s in [(1, r, r), (r, r, r), (r, r, r), (r, r, 1)]]
+    for k in range(r):
+        diagonal[0][0, k, k] = diagonal[1][k, k, k] = diagonal[2][k, k, k] = diagonal[3][k, k, 0] = 1
+    truth = t3k.TuckerTensorTrain([a, a, a, rng.standard_normal((r, m))], diagonal)
+    dense = truth.to_dense()
+    x, dx = rng.standard_normal((2, 4, big_n))
+    y, dy = rng.standard_normal((2, 4, m))
+    ww, pp = [x, x, x, y], [dx, dx, dx, dy]
+    problem = t3k.FittingProblem(ww, pp, t3k.probe_derivatives(truth, ww, pp, order=1))
+
+    def near_truth(shared):
+        perturb = lambda c: c + 1e-2 * np.abs(c).max() * rng.standard_normal(c.shape)
+        u = perturb(a)
+        tucker = [u, u, u] if shared else [perturb(a) for _ in range(3)]
+        return t3k.TuckerTensorTrain(tucker + [perturb(truth.tucker_cores[3])], [perturb(g) for g in diagonal])
+
+    def symmetrized_error(x):
+        model = x.to_dense()
+        sym = sum(np.transpose(model, list(p) + [3]) for p in itertools.permutations(range(3))) / 6
+        return np.linalg.norm(sym - dense) / np.linalg.norm(dense)
+
+    shared = t3k.fit(problem, near_truth(True), "newton_cg", sharing=SHARING, max_iterations=100,
+                     tol_relative_residual=1e-12)
+    untied = t3k.fit(problem, near_truth(False), "newton_cg", max_iterations=100, tol_relative_residual=1e-12)
+    # 4 probes of 2 (3 x 20 + 6) numbers each against 105 shared and 207 untied dimensions. Such probes see only the
+    # part symmetric in the input modes, and both models are determined there: the same probes fix either.
+    assert truth.shared_manifold_dimension(SHARING) == 105 and truth.manifold_dimension == 207
+    assert shared.history[-1]["relative_residual"] <= 1e-10 and symmetrized_error(shared.x) < 1e-8
+    assert untied.history[-1]["relative_residual"] <= 1e-10 and symmetrized_error(untied.x) < 1e-8
