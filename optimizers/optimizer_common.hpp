@@ -207,6 +207,7 @@ void check_fit(std::string const& where, FittingProblem<Scalar, MemorySpace> con
   check_fit_sharing(where, options, x0.mode_shapes());
 }
 
+/// Refuses a checkpoint that another optimizer wrote. **Throws:** InvalidArgument naming both.
 template <class Scalar, class MemorySpace>
 void check_checkpoint_owner(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& optimizer) {
   if (c.optimizer != optimizer) {
@@ -214,7 +215,7 @@ void check_checkpoint_owner(OptimizerCheckpoint<Scalar, MemorySpace> const& c, s
   }
 }
 
-/// Checks that a checkpoint belongs to this optimizer and returns the named scalar.
+/// The named scalar of a checkpoint. **Throws:** InvalidArgument when the checkpoint lacks it.
 template <class Scalar, class MemorySpace>
 double checkpoint_scalar(OptimizerCheckpoint<Scalar, MemorySpace> const& c, std::string const& name) {
   auto it = c.scalars.find(name);
