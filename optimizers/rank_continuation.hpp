@@ -6,6 +6,7 @@
 /// stage being an ordinary fit of that optimizer at fixed ranks.
 
 #include "t3k/algorithms/grouped_t3_svd.hpp"
+#include "t3k/algorithms/manifold_dimension.hpp"
 #include "t3k/algorithms/orthogonalize.hpp"
 #include "t3k/algorithms/t3_svd.hpp"
 #include "t3k/optimizers/edge_conditioning.hpp"
@@ -513,9 +514,11 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
     }
     if (grew) {
       next = embed_t3(space, r.x, n, rr);
+      // The manifold dimension of each stage, which users weigh against their sample count.
       result.notes.push_back(concat("rank step at iteration ", last, ": Tucker ranks ",
                                     shape_string(r.x.tucker_ranks()), " -> ", shape_string(n), ", TT ranks ",
-                                    shape_string(r.x.tt_ranks()), " -> ", shape_string(rr)));
+                                    shape_string(r.x.tt_ranks()), " -> ", shape_string(rr), ", manifold dimension ",
+                                    manifold_dimension(r.x, sharing), " -> ", manifold_dimension(next, sharing)));
       if (!growth_note.empty()) result.notes.push_back(growth_note);
     } else {
       // Done growing: drop the ranks the model does not use, and polish at the smaller ranks.
@@ -527,7 +530,8 @@ FitResult<Scalar, MemorySpace> rank_continuation(ExecutionSpace const& space,
       }
       result.notes.push_back(concat("unused ranks dropped at iteration ", last, " (singular values below ", drop_rtol,
                                     " of the largest): Tucker ranks ", shape_string(next.tucker_ranks()), ", TT ranks ",
-                                    shape_string(next.tt_ranks())));
+                                    shape_string(next.tt_ranks()), ", manifold dimension ",
+                                    manifold_dimension(next, sharing)));
       polish = true;
     }
     x = next;

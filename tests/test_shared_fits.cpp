@@ -189,6 +189,12 @@ TEST(SharedFits, ARankContinuationGrowsTheGroupAsOneEdge) {
       EXPECT_TRUE(v[0] == v[1] && v[1] == v[2]) << note;
     }
     EXPECT_GE(steps, 1u);
+    // Each step names the shared manifold's dimension before and after: 49 at the planted ranks (a group's factor
+    // counted once; the untied model of these ranks has 67).
+    std::string last_step;
+    for (auto const& note : fit.notes) last_step = note.rfind("rank step", 0) == 0 ? note : last_step;
+    EXPECT_NE(last_step.find("manifold dimension "), std::string::npos) << last_step;
+    EXPECT_EQ(last_step.substr(last_step.size() - 6), " -> 49") << last_step;
     if (rule == t3k::GrowthRule::edge_conditioning) {
       bool named = false;
       for (auto const& note : fit.notes) named = named || note.find("Tucker modes 0,1,2") != std::string::npos;
