@@ -165,19 +165,20 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSel
                 " labels, expected d = " + std::to_string(mode_shapes.size()) + " (the modes of the input)");
   }
   std::vector<std::size_t> source(d);  // the mode whose datasets mode i reads
+  std::size_t stored = 0;              // the modes with datasets of their own
   for (std::size_t i = 0; i < d; ++i) {
     source[i] = i;
-    if (!repeat) continue;
-    if ((*repeat)[i] < 0) {
-      impl_->fail(repeat_text + " has the label " + std::to_string((*repeat)[i]) + " at mode " + std::to_string(i) +
-                  ", expected labels >= 0");
+    if (repeat) {
+      if ((*repeat)[i] < 0) {
+        impl_->fail(repeat_text + " has the label " + std::to_string((*repeat)[i]) + " at mode " + std::to_string(i) +
+                    ", expected labels >= 0");
+      }
+      source[i] = std::size_t(std::find(repeat->begin(), repeat->end(), (*repeat)[i]) - repeat->begin());
     }
-    source[i] = std::size_t(std::find(repeat->begin(), repeat->end(), (*repeat)[i]) - repeat->begin());
-  }
-  std::size_t stored = 0;  // the modes with datasets of their own
-  for (std::size_t i = 0; i < d; ++i) stored += source[i] == i ? 1 : 0;
-  for (std::size_t i = 0; i < d; ++i) {
-    if (source[i] == i) continue;
+    if (source[i] == i) {
+      ++stored;
+      continue;
+    }
     for (char const* group : {"/probes/w", "/probes/p"}) {
       if (exists(join_path(group, i))) {
         impl_->fail(join_path(group, i) + " is present, but " + repeat_text + " gives mode " + std::to_string(i) +
@@ -196,8 +197,11 @@ ProbeSet Reader::read_probes(std::vector<std::size_t> const& mode_shapes, RowSel
     if (!repeat) {
       impl_->require_members(group, d,
                              mode_shapes.empty() ? " (the number of /probes/w)" : " (the modes of the input)");
-    } else if (impl_->group_size(group) != stored) {
-      impl_->fail(std::string(group) + " has " + std::to_string(impl_->group_size(group)) + " members, expected " +
+      continue;
+    }
+    std::size_t const members = impl_->group_size(group);
+    if (members != stored) {
+      impl_->fail(std::string(group) + " has " + std::to_string(members) + " members, expected " +
                   std::to_string(stored) + ", one per label of " + repeat_text);
     }
   }

@@ -75,14 +75,6 @@ inline ModeSharing continuation_sharing(OptimizerOptions const& o, std::vector<s
   return ties_factors(o.sharing) ? o.sharing : ModeSharing::unshared(mode_shapes);
 }
 
-/// x's spectra for the growth rules: per group of `sharing` its group spectrum, per interior bond its TT values.
-template <class ExecutionSpace, class Scalar, class MemorySpace>
-GroupedT3SvdResult<Scalar, MemorySpace> continuation_spectra(ExecutionSpace const& space,
-                                                             TuckerTensorTrain<Scalar, MemorySpace> const& x,
-                                                             ModeSharing const& sharing) {
-  return grouped_t3_svd(space, x, sharing, T3SvdOptions{});
-}
-
 /// Lowers ranks to feasible ones with the groups' bounds, never below x's own (n0, r0).
 inline void clip_growth(std::vector<std::size_t> const& big_n, ModeSharing const& sharing,
                         std::vector<std::size_t> const& n0, std::vector<std::size_t> const& r0,
@@ -144,7 +136,7 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 bool grown_ranks(ExecutionSpace const& space, TuckerTensorTrain<Scalar, MemorySpace> const& x,
                  ModeSharing const& sharing, RankContinuation const& c, std::vector<std::size_t>& n,
                  std::vector<std::size_t>& r) {
-  auto const sv = continuation_spectra(space, x, sharing);
+  auto const sv = grouped_t3_svd(space, x, sharing, T3SvdOptions{});
   auto const n0 = x.tucker_ranks();
   auto const r0 = x.tt_ranks();
   n = n0;
@@ -206,7 +198,7 @@ GrowthOutcome grown_ranks_by_conditioning(ExecutionSpace const& space,
                                           TuckerTensorTrain<Scalar, MemorySpace> const& x, ModeSharing const& sharing,
                                           RankContinuation const& c, std::size_t iteration, std::vector<std::size_t>& n,
                                           std::vector<std::size_t>& r, std::string& note) {
-  auto const sv = continuation_spectra(space, x, sharing);
+  auto const sv = grouped_t3_svd(space, x, sharing, T3SvdOptions{});
   auto const edges = continuation_edges(x, sv, sharing, c);
   double const guard = condition_guard<Scalar>(c);
   auto const selection = select_edges_by_conditioning(edges, c.condition_ratio, guard);

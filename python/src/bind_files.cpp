@@ -157,9 +157,9 @@ nb::object load_sharing(nb::handle path) {
     labels = reader.read_integer_list_attribute("/t3", "sharing");
   });
   if (!labels) return nb::none();
-  if (labels->size() != d) {
-    throw nb::builtins().attr("OSError")(file + ": /t3 has " + std::to_string(d) + " modes but its attribute sharing " +
-                                         std::to_string(labels->size()) + " labels");
+  if (labels->size() != d) {  // FileError: an OSError, as every unreadable file is
+    throw t3k::io::FileError(file + ": /t3 has " + std::to_string(d) + " modes but its attribute sharing has " +
+                             std::to_string(labels->size()) + " labels");
   }
   nb::list out;
   for (auto label : *labels) out.append(nb::int_(label));
@@ -251,9 +251,8 @@ void bind_files(nb::module_& m) {
         "the order attribute K (modes whose probe vectors and directions are equal, such as a derivative tensor's\n"
         "input modes probed at one x, stored once with the attribute repeat), the target jets /jets, the weights\n"
         "(when the problem has them) as the dataset `weights` (problem.data.weights of the configuration), and the\n"
-        "root attributes d, W and K. The validation\n"
-        "set is not written (save it as a file of its own: validation.file). Atomic, as save; raises\n"
-        "FileExistsError when path exists and overwrite is False.");
+        "root attributes d, W and K. The validation set is not written (save it as a file of its own:\n"
+        "validation.file). Atomic, as save; raises FileExistsError when path exists and overwrite is False.");
   m.def("load_problem", &load_problem, "path"_a, "weights"_a.none() = nb::none(), "dtype"_a = "float64",
         nb::sig("def load_problem(path: str | os.PathLike, weights: str | None = None, "
                 "dtype: numpy.typing.DTypeLike = 'float64') -> FittingProblem"),

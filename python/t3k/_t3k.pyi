@@ -457,9 +457,8 @@ def save_problem(path: str | os.PathLike, problem: FittingProblem, overwrite: bo
     the order attribute K (modes whose probe vectors and directions are equal, such as a derivative tensor's
     input modes probed at one x, stored once with the attribute repeat), the target jets /jets, the weights
     (when the problem has them) as the dataset `weights` (problem.data.weights of the configuration), and the
-    root attributes d, W and K. The validation
-    set is not written (save it as a file of its own: validation.file). Atomic, as save; raises
-    FileExistsError when path exists and overwrite is False.
+    root attributes d, W and K. The validation set is not written (save it as a file of its own:
+    validation.file). Atomic, as save; raises FileExistsError when path exists and overwrite is False.
     """
 
 def load_problem(path: str | os.PathLike, weights: str | None = None, dtype: numpy.typing.DTypeLike = 'float64') -> FittingProblem:

@@ -306,3 +306,14 @@ def test_symmetric_probes_of_a_symmetric_tensor_give_its_shared_model(rng):
     assert truth.shared_manifold_dimension(SHARING) == 105 and truth.manifold_dimension == 207
     assert shared.history[-1]["relative_residual"] <= 1e-10 and symmetrized_error(shared.x) < 1e-8
     assert untied.history[-1]["relative_residual"] <= 1e-10 and symmetrized_error(untied.x) < 1e-8
+
+
+@needs_hdf5
+def test_load_sharing_of_a_label_count_other_than_d_names_the_file(planted, tmp_path):
+    h5py = pytest.importorskip("h5py")
+    truth, _, _ = planted
+    t3k.save(tmp_path / "model.h5", truth, sharing=SHARING)
+    with h5py.File(tmp_path / "model.h5", "a") as f:
+        f["t3"].attrs["sharing"] = np.array([0, 0, 1], dtype=np.int64)
+    with pytest.raises(OSError, match="model.h5: /t3 has 4 modes but its attribute sharing has 3 labels"):
+        t3k.load_sharing(tmp_path / "model.h5")
