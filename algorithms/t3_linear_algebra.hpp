@@ -3,6 +3,7 @@
 /// Inner product, norm, sum and scaling of T3s without forming dense tensors.
 
 #include "t3k/algorithms/impl/jet_kernels.hpp"
+#include "t3k/core/impl/ordered_sum.hpp"
 #include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/impl/view_utils.hpp"
 #include "t3k/core/tucker_tensor_train.hpp"
@@ -68,14 +69,10 @@ Scalar inner_product(ExecutionSpace const& space, TuckerTensorTrain<Scalar, Memo
         });
     m = next;
   }
-  Scalar result = 0;
   int const bx = int(m.extent(0)), by = int(m.extent(1));
   auto mm = m;
-  Kokkos::parallel_reduce(
-      "t3k::inner_product::close", Kokkos::RangePolicy<ExecutionSpace>(space, 0, bx * by),
-      KOKKOS_LAMBDA(int e, Scalar& acc) { acc += mm(e / by, e % by); }, result);
-  space.fence();
-  return result;
+  return impl::ordered_sum<Scalar>(
+      space, "t3k::inner_product::close", bx * by, 1, KOKKOS_LAMBDA(int e, Scalar& acc) { acc += mm(e / by, e % by); });
 }
 
 /// Frobenius norm ||X||. **Blocking:** yes.

@@ -6,6 +6,7 @@
 
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 
 #include <cstddef>
 #include <string>
@@ -141,11 +142,14 @@ TuckerTensorTrain<Scalar, MemorySpace> zero_t3(ExecutionSpace const& space, std:
   using T3 = TuckerTensorTrain<Scalar, MemorySpace>;
   std::vector<typename T3::tucker_core_type> us;
   std::vector<typename T3::tt_core_type> gs;
+  // Zeroed by fill_contiguous: a core of a few dozen entries is then no parallel region (small_kernels.hpp).
   for (std::size_t i = 0; i < mode_shapes.size(); ++i) {
-    us.emplace_back(Kokkos::view_alloc(space, "t3k::t3::tucker_core_" + std::to_string(i)), tucker_ranks[i],
-                    mode_shapes[i]);
-    gs.emplace_back(Kokkos::view_alloc(space, "t3k::t3::tt_core_" + std::to_string(i)), tt_ranks[i], tucker_ranks[i],
-                    tt_ranks[i + 1]);
+    us.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::t3::tucker_core_" + std::to_string(i)),
+                    tucker_ranks[i], mode_shapes[i]);
+    gs.emplace_back(Kokkos::view_alloc(space, Kokkos::WithoutInitializing, "t3k::t3::tt_core_" + std::to_string(i)),
+                    tt_ranks[i], tucker_ranks[i], tt_ranks[i + 1]);
+    impl::fill_contiguous(space, us.back(), Scalar(0));
+    impl::fill_contiguous(space, gs.back(), Scalar(0));
   }
   return T3(std::move(us), std::move(gs));
 }

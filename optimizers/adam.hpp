@@ -5,6 +5,7 @@
 
 #include "t3k/algorithms/tangent_space_projection.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
+#include "t3k/core/impl/ordered_sum.hpp"
 #include "t3k/optimizers/iteration_tail.hpp"
 #include "t3k/optimizers/minibatches.hpp"
 #include "t3k/optimizers/optimizer_common.hpp"
@@ -21,12 +22,10 @@ namespace impl {
 /// sum of squares of one core of stack entry 0.
 template <class ExecutionSpace, class View>
 double core_square_norm(ExecutionSpace const& space, View const& v) {
-  double total = 0;
   auto data = v.data();
-  Kokkos::parallel_reduce(
-      "t3k::adam::core_norm", Kokkos::RangePolicy<ExecutionSpace>(space, 0, v.span()),
-      KOKKOS_LAMBDA(std::size_t e, double& acc) { acc += double(data[e]) * double(data[e]); }, total);
-  return total;
+  return ordered_sum<double>(
+      space, "t3k::adam::core_norm", v.span(), 1,
+      KOKKOS_LAMBDA(std::size_t e, double& acc) { acc += double(data[e]) * double(data[e]); });
 }
 
 template <class ExecutionSpace, class View>

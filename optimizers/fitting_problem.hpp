@@ -24,6 +24,7 @@
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/host_random.hpp"
+#include "t3k/core/impl/ordered_sum.hpp"
 #include "t3k/core/measurement_kind.hpp"
 #include "t3k/core/mode_sharing.hpp"
 #include "t3k/core/orthogonal_frame.hpp"
@@ -104,8 +105,8 @@ std::size_t check_problem_rows(std::string const& where, FittingProblem<Scalar, 
     throw DimensionMismatch(concat(where, ": weights has ", p.weights.extent(0), " entries, expected W = ", w));
   }
   if (p.order_weights.data() != nullptr && p.order_weights.extent(0) != p.order + 1) {
-    throw DimensionMismatch(concat(where, ": order_weights has ", p.order_weights.extent(0),
-                                   " entries, expected K + 1 = ", p.order + 1));
+    throw DimensionMismatch(
+        concat(where, ": order_weights has ", p.order_weights.extent(0), " entries, expected K + 1 = ", p.order + 1));
   }
   if (p.comm.size() == 1 && (p.global_offset != 0 || p.n_global_probes() != w)) {
     throw InvalidArgument(concat(where, ": a problem of one rank holds all its samples, but global_offset = ",
@@ -131,17 +132,17 @@ void check_problem(std::string const& where, FittingProblem<Scalar, MemorySpace>
     std::size_t const total = p.comm.allreduce_sum(w);
     std::size_t const lo = p.comm.allreduce_min(p.n_global_probes()), hi = p.comm.allreduce_max(p.n_global_probes());
     if (lo != hi || total != hi) {
-      throw InvalidArgument(concat(where, ": the ", p.comm.size(), " shards hold ", total,
-                                   " samples in all but global_probes is ", lo == hi ? concat(hi) : concat(lo, "..", hi),
-                                   " (set global_probes and global_offset on every rank)"));
+      throw InvalidArgument(
+          concat(where, ": the ", p.comm.size(), " shards hold ", total, " samples in all but global_probes is ",
+                 lo == hi ? concat(hi) : concat(lo, "..", hi), " (set global_probes and global_offset on every rank)"));
     }
     w = total;
   }
   if (w == 0) throw InvalidArgument(where + ": the problem has no samples");
 }
 
-/// sum_s c_s sum_k omega_k^2 sum_j a[s,k,j] b[s,k,j] over every jet array (deterministic for a fixed backend and
-/// thread count); empty weights or order weights count as ones.
+/// sum_s c_s sum_k omega_k^2 sum_j a[s,k,j] b[s,k,j] over every jet array (on host spaces the same bits for any thread
+/// count, ordered_sum); empty weights or order weights count as ones.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 double weighted_jet_dot(ExecutionSpace const& space,
                         std::vector<Kokkos::View<Scalar***, Kokkos::LayoutRight, MemorySpace>> const& a,
@@ -155,10 +156,8 @@ double weighted_jet_dot(ExecutionSpace const& space,
     auto x = a[i];
     auto y = b[i];
     int const w = int(x.extent(0)), k = int(x.extent(1)), n = int(x.extent(2));
-    double part = 0;
-    Kokkos::parallel_reduce(
-        "t3k::fitting::weighted_jet_dot", Kokkos::RangePolicy<ExecutionSpace>(space, 0, w),
-        KOKKOS_LAMBDA(int s, double& acc) {
+    total += ordered_sum<double>(
+        space, "t3k::fitting::weighted_jet_dot", w, std::size_t(k) * std::size_t(n), KOKKOS_LAMBDA(int s, double& acc) {
           double row = 0;
           if (order_weighted) {
             for (int q = 0; q < k; ++q) {
@@ -171,9 +170,7 @@ double weighted_jet_dot(ExecutionSpace const& space,
               for (int j = 0; j < n; ++j) row += double(x(s, q, j)) * double(y(s, q, j));
           }
           acc += weighted ? double(weights(s)) * row : row;
-        },
-        part);
-    total += part;
+        });
   }
   return total;
 }
@@ -322,9 +319,8 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
     auto zi = z[i];
     auto yi = problem.targets[i];
     int const k = int(zi.extent(1)), n = int(zi.extent(2));
-    double part = 0;
-    Kokkos::parallel_reduce(
-        "t3k::fitting::residual", Kokkos::RangePolicy<ExecutionSpace>(space, 0, int(zi.extent(0))),
+    total += impl::ordered_sum<double>(
+        space, "t3k::fitting::residual", int(zi.extent(0)), std::size_t(k) * std::size_t(n),
         KOKKOS_LAMBDA(int s, double& acc) {
           double row = 0;
           for (int q = 0; q < k; ++q) {
@@ -338,9 +334,7 @@ LossEvaluation<Scalar, MemorySpace> evaluate_loss(ExecutionSpace const& space,
             }
           }
           acc += row;
-        },
-        part);
-    total += part;
+        });
   }
   out.loss = 0.5 * problem.comm.allreduce_sum(total);
   out.residual = std::move(z);
@@ -363,7 +357,8 @@ Score score(ExecutionSpace const& space, FittingProblem<Scalar, MemorySpace> con
   Score s;
   s.loss = evaluate_loss(space, problem, x).loss;
   s.zero_loss = zero_model_loss(space, problem);
-  s.relative_residual = s.zero_loss > 0 ? std::sqrt(std::max(s.loss, 0.0) / s.zero_loss) : std::sqrt(std::max(s.loss, 0.0));
+  s.relative_residual =
+      s.zero_loss > 0 ? std::sqrt(std::max(s.loss, 0.0) / s.zero_loss) : std::sqrt(std::max(s.loss, 0.0));
   return s;
 }
 
@@ -430,8 +425,8 @@ T3Variation<Scalar, MemorySpace> gauss_newton_product(ExecutionSpace const& spac
                                                       TangentProbeJets<Scalar, MemorySpace>* jv_buffer = nullptr) {
   TangentProbeJets<Scalar, MemorySpace> jv;
   auto const widths = impl::measurement_widths(problem.kind, frame.mode_shapes());
-  bool const fits =
-      jv_buffer != nullptr && impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, widths);
+  bool const fits = jv_buffer != nullptr &&
+                    impl::stack_fits(*jv_buffer, {v.n_stack(), problem.n_probes(), problem.order + 1}, widths);
   if (fits) {
     jv = *jv_buffer;
   } else {

@@ -14,11 +14,16 @@
 #include "t3k/algorithms/tangent_probe_derivatives.hpp"
 #include "t3k/algorithms/tangent_to_t3.hpp"
 #include "t3k/algorithms/variation_operations.hpp"
+#include "t3k/core/impl/free_cores.hpp"
+#include "t3k/core/impl/host_random.hpp"
+#include "t3k/core/impl/ordered_sum.hpp"
 #include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/core/launch_counting.hpp"
 #include "t3k/optimizers/newton_cg.hpp"
 #include "t3k/optimizers/planted_problem.hpp"
 
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -42,6 +47,20 @@ class ThresholdScope {
  private:
   std::size_t previous_;
 };
+
+/// Sets the free cores that host regions see (free_cores.hpp) for its lifetime; many_free_cores gives every region
+/// its whole pool whatever the machine's load.
+class FreeCoresScope {
+ public:
+  explicit FreeCoresScope(int cores) : previous_(t3k::impl::set_free_cores_override(cores)) {}
+  ~FreeCoresScope() { t3k::impl::set_free_cores_override(previous_); }
+  FreeCoresScope(FreeCoresScope const&) = delete;
+  FreeCoresScope& operator=(FreeCoresScope const&) = delete;
+
+ private:
+  int previous_;
+};
+constexpr int many_free_cores = 1 << 20;
 
 /// Adds e + 1 to entry e (the row-major position of the index) at every index of the extents: an index visited twice
 /// or never leaves another value than e + 1.
@@ -219,11 +238,12 @@ class RowRangeThreadsScope {
 // Every output of the three sweeps (probe jets, J, summed and per-probe J^T) at shapes whose block products are large
 // enough for the BLAS to use threads of its own (64 x 256 x 16 and up), over three blocks of probes.
 template <class C>
-std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads mode) {
+std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads mode, int free_cores) {
   using S = typename C::scalar_type;
   using Mem = typename C::memory_space;
   using Probe = Kokkos::View<S**, Kokkos::LayoutRight, Mem>;
   RowRangeThreadsScope scope(mode);
+  FreeCoresScope cores(free_cores);
   typename C::execution_space space;
   std::vector<std::size_t> const big_n{40, 64, 48, 40}, n{16, 16, 16, 12}, r{1, 16, 24, 12, 1};
   std::size_t const k = 2, w = 3 * block_of<C>() - 5;
@@ -263,19 +283,24 @@ void row_ranges_give_the_same_bits_on_one_thread_and_all() {
   if (!t3k::impl::spreads_blocks_over_threads(typename C::execution_space{})) {
     GTEST_SKIP() << "the sweeps' row ranges run on one thread on this space (Serial, or the device code paths)";
   }
-  auto const all = sweep_outputs<C>(t3k::impl::RowRangeThreads::all);
-  auto const alone = sweep_outputs<C>(t3k::impl::RowRangeThreads::alone);
-  auto const automatic = sweep_outputs<C>(t3k::impl::RowRangeThreads::automatic);
+  auto const all = sweep_outputs<C>(t3k::impl::RowRangeThreads::all, many_free_cores);
+  auto const alone = sweep_outputs<C>(t3k::impl::RowRangeThreads::alone, many_free_cores);
+  auto const automatic = sweep_outputs<C>(t3k::impl::RowRangeThreads::automatic, many_free_cores);
+  // One free core: every region of the sweeps and of the summed J^T's column slabs on the calling thread.
+  auto const one_core = sweep_outputs<C>(t3k::impl::RowRangeThreads::all, 1);
   ASSERT_EQ(all.size(), alone.size());
+  ASSERT_EQ(all.size(), one_core.size());
   for (std::size_t o = 0; o < all.size(); ++o) {
     EXPECT_EQ(all[o], alone[o]) << "output " << o;
     EXPECT_EQ(all[o], automatic[o]) << "output " << o;
+    EXPECT_EQ(all[o], one_core[o]) << "output " << o << ", one free core";
   }
 }
 
 template <class C>
 void fit_is_bitwise_the_same_with_row_ranges_alone() {
   std::vector<FitBits> fits;
+  FreeCoresScope cores(many_free_cores);
   for (auto mode : {t3k::impl::RowRangeThreads::all, t3k::impl::RowRangeThreads::alone}) {
     RowRangeThreadsScope scope(mode);
     fits.push_back(small_fit<C>(t3k::impl::default_inline_work_threshold));
@@ -284,28 +309,91 @@ void fit_is_bitwise_the_same_with_row_ranges_alone() {
   EXPECT_EQ(fits[0].model, fits[1].model);
 }
 
-// The timing rule on given measurements: four regions judged by the best of them, streaks alone that double while
-// all threads keep losing and start again at the shortest after a win.
+// A fit beside busy processes (one free core: every region and kernel on the calling thread) against the same fit
+// with every region on all threads and every kernel launched: the same bits.
+template <class C>
+void fit_is_bitwise_the_same_on_one_free_core() {
+  FitBits busy, quiet;
+  {
+    FreeCoresScope cores(1);
+    busy = small_fit<C>(t3k::impl::default_inline_work_threshold);
+  }
+  {
+    FreeCoresScope cores(many_free_cores);
+    RowRangeThreadsScope scope(t3k::impl::RowRangeThreads::all);
+    quiet = small_fit<C>(every_kernel_launched);
+  }
+  ASSERT_GT(busy.losses.size(), 2u) << "the fit must take steps";
+  EXPECT_EQ(busy.losses, quiet.losses) << "every loss of the history, bitwise";
+  EXPECT_EQ(busy.model, quiet.model) << "the fitted cores, bitwise";
+}
+
+// ordered_sum gives the sum of its blocks of ordered_sum_block indices in block order, each block summed in index
+// order: on the host bitwise, inline and launched; on other spaces to rounding.
+template <class C>
+void ordered_sum_adds_its_blocks_in_order() {
+  using Space = typename C::execution_space;
+  using Mem = typename C::memory_space;
+  Space space;
+  t3k::impl::HostNormalGenerator gen(71);
+  for (int n : {0, 1, 255, 256, 257, 5000}) {
+    Kokkos::View<double*, Mem> v("t3k_test::terms", std::size_t(n));
+    auto h = Kokkos::create_mirror_view(v);
+    double magnitude = 0;
+    for (int i = 0; i < n; ++i) {
+      h(i) = gen.normal() * (1 + i % 7);  // terms of several sizes: the order shows in the last bits
+      magnitude += std::abs(h(i));
+    }
+    Kokkos::deep_copy(v, h);
+    double expected = 0;
+    for (int b = 0; b < n; b += int(t3k::impl::ordered_sum_block)) {
+      double block = 0;
+      for (int i = b; i < n && i < b + int(t3k::impl::ordered_sum_block); ++i) block += h(i);
+      expected += block;
+    }
+    for (std::size_t threshold : {every_kernel_launched, no_kernel_launched}) {
+      ThresholdScope scope(threshold);
+      double const got = t3k::impl::ordered_sum<double>(
+          space, "t3k_test::ordered_sum", n, 1, KOKKOS_LAMBDA(int i, double& acc) { acc += v(i); });
+      if (t3k::impl::may_run_inline<Space>()) {
+        EXPECT_EQ(got, expected) << "n = " << n << ", threshold " << threshold;
+      } else {
+        EXPECT_NEAR(got, expected, 1e-13 * magnitude) << "n = " << n;
+      }
+    }
+  }
+}
+
+// The timing rule on given measurements: four regions judged by their summed wall time against the same rows'
+// time alone, streaks alone that double while all threads keep losing and start again at the shortest after a win.
 TEST(RowRangeThreadChoice, RegionsThatDoNotPaySendTheNextOnesAlone) {
   using Choice = t3k::impl::RowRangeThreadChoice;
   RowRangeThreadsScope scope(t3k::impl::RowRangeThreads::automatic);
-  Choice choice;
+  std::atomic<std::int64_t> least_overhead{-1};
+  Choice choice(least_overhead);
+  // Regions of 1000 rows that take 1 ms alone; on two threads their work is 1 ms and their wall time `ratio` ms.
+  // The overhead they show (50 us at the least) is below what a second thread could save, so the overhead rule
+  // stays out of the way.
+  choice.record_alone(1000000, 1000);
   auto judge = [&](double ratio_a, double ratio_b) {  // four regions: one at ratio_a, three at ratio_b
     for (int k = 0; k < Choice::regions_judged_together; ++k) {
-      EXPECT_FALSE(choice.next_runs_alone());
-      choice.record(std::int64_t((k == 0 ? ratio_a : ratio_b) * 1e6), 1000000);
+      EXPECT_FALSE(choice.next_runs_alone(1000, 2));
+      choice.record(std::int64_t((k == 0 ? ratio_a : ratio_b) * 1e6), 1000000, 2, 1000);
     }
   };
   auto alone_streak = [&] {
     int n = 0;
-    while (choice.next_runs_alone()) ++n;
+    while (choice.next_runs_alone(1000, 2)) {
+      choice.record_alone(1000000, 1000);
+      ++n;
+    }
     return n;
   };
   judge(0.55, 0.6);  // two threads pay
   EXPECT_EQ(alone_streak(), 0);
-  judge(3.0, 0.8);  // one region lost (a wake-up after a pause): the best of four decides
+  judge(1.2, 0.7);  // one slow region: together the four still save more than a tenth
   EXPECT_EQ(alone_streak(), 0);
-  judge(3.0, 1.2);
+  judge(3.0, 0.8);  // one region waited for a descheduled thread: it costs what it costs
   EXPECT_EQ(alone_streak(), Choice::shortest_streak);
   judge(2.0, 5.0);
   EXPECT_EQ(alone_streak(), 2 * Choice::shortest_streak);
@@ -317,8 +405,39 @@ TEST(RowRangeThreadChoice, RegionsThatDoNotPaySendTheNextOnesAlone) {
   EXPECT_EQ(alone_streak(), 0);
   judge(1.0, 1.0);
   EXPECT_EQ(alone_streak(), Choice::shortest_streak) << "a win starts the streaks again at the shortest";
-  choice.record(5000000, -1);  // unmeasured: ignored
-  EXPECT_FALSE(choice.next_runs_alone());
+  choice.record(5000000, -1, 2, 1000);  // unmeasured: ignored
+  EXPECT_FALSE(choice.next_runs_alone(1000, 2));
+  // The time alone follows the site's last regions: at 2 ms alone, regions of 1.5 ms on two threads pay.
+  for (int k = 0; k < 20; ++k) choice.record_alone(2000000, 1000);
+  judge(1.5, 1.5);
+  EXPECT_EQ(alone_streak(), 0);
+}
+
+// The overhead rule on given measurements: a region whose time alone could save no more than the least overhead a
+// group of regions on all threads has shown runs alone without a try; a site measures its time alone before it is
+// judged by it.
+TEST(RowRangeThreadChoice, RegionsTooShortForTheLeastOverheadRunAlone) {
+  using Choice = t3k::impl::RowRangeThreadChoice;
+  RowRangeThreadsScope scope(t3k::impl::RowRangeThreads::automatic);
+  std::atomic<std::int64_t> least_overhead{-1};
+  Choice site_a(least_overhead), site_b(least_overhead);
+  auto group = [&](Choice& site, std::int64_t wall, std::int64_t work, int threads) {
+    for (int k = 0; k < Choice::regions_judged_together; ++k) site.record(wall, work, threads, 100);
+  };
+  EXPECT_FALSE(site_a.next_runs_alone(100, 2)) << "nothing is known: all threads";
+  group(site_a, 100000, 60000, 2);  // 100 us on two threads for 60 us of work: 70 us beyond half the work
+  EXPECT_EQ(least_overhead.load(), 70000);
+  EXPECT_TRUE(site_b.next_runs_alone(100, 2)) << "a site measures its time alone first";
+  site_b.record_alone(100000, 100);  // 1 us per row
+  EXPECT_TRUE(site_b.next_runs_alone(100, 2)) << "could save 50 us, less than 70 us";
+  EXPECT_TRUE(site_b.next_runs_alone(140, 2)) << "could save 70 us, no more than 70 us";
+  EXPECT_FALSE(site_b.next_runs_alone(141, 2)) << "could save more than 70 us: tried";
+  EXPECT_FALSE(site_b.next_runs_alone(100, 4)) << "four threads could save 75 us";
+  group(site_a, 300000, 400000, 4);  // 200 us beyond a quarter of the work: the least stays
+  EXPECT_EQ(least_overhead.load(), 70000);
+  group(site_a, 40000, 60000, 2);  // 10 us beyond half the work
+  EXPECT_EQ(least_overhead.load(), 10000);
+  EXPECT_FALSE(site_b.next_runs_alone(100, 2)) << "could save 50 us, more than 10 us";
 }
 
 template <class C>
@@ -333,6 +452,8 @@ TYPED_TEST(SmallKernelTest, SmallOperationsLaunchNoKernel) { small_operations_la
 TYPED_TEST(SmallKernelTest, FitIsBitwiseTheSameWithRowRangesAlone) {
   fit_is_bitwise_the_same_with_row_ranges_alone<TypeParam>();
 }
+TYPED_TEST(SmallKernelTest, FitIsBitwiseTheSameOnOneFreeCore) { fit_is_bitwise_the_same_on_one_free_core<TypeParam>(); }
+TYPED_TEST(SmallKernelTest, OrderedSumAddsItsBlocksInOrder) { ordered_sum_adds_its_blocks_in_order<TypeParam>(); }
 
 // float too: OpenBLAS's sgemm gives other last bits on several threads than on one.
 template <class C>

@@ -12,6 +12,7 @@
 /// taking the device code paths (T3K_DEVICE_CODE_PATHS_ON_HOST), always launch.
 
 #include "t3k/core/error.hpp"
+#include "t3k/core/impl/free_cores.hpp"
 #include "t3k/core/impl/jet_views.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
 
@@ -58,10 +59,20 @@ constexpr bool may_run_inline() {
   }
 }
 
-/// Whether a kernel of `work` units (index count x work per index) runs on the calling thread.
+/// Whether a kernel of `work` units (index count x work per index) runs on the calling thread: below the threshold,
+/// or where other processes' runnable threads leave this one no second core (free_cores.hpp; not when a test set
+/// the threshold to 0 to launch every kernel).
 template <class ExecutionSpace>
 bool runs_inline(std::size_t work) {
-  return may_run_inline<ExecutionSpace>() && work < inline_work_threshold();
+  if constexpr (!may_run_inline<ExecutionSpace>()) {
+    return false;
+  } else {
+    std::size_t const threshold = inline_work_threshold();
+    if (work < threshold) return true;
+    if (threshold == 0) return false;
+    int const pool = int(ExecutionSpace().concurrency());
+    return pool <= 1 || free_host_threads(pool) <= 1;
+  }
 }
 
 /// The rank-4 form of Policy2 / Policy3 (jet_views.hpp): the last index fastest on every backend.

@@ -24,6 +24,7 @@
 #include "t3k/core/impl/kokkos_compat.hpp"
 #include "t3k/core/impl/small_kernels.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -80,7 +81,18 @@ void for_each_block_on_host_threads(ExecutionSpace const& space, int n_blocks, B
     // At least two threads even for one block: the BLAS must run single-threaded for every block, because a
     // product it runs on several threads can differ in the last bits from the same product on one (OpenBLAS sgemm
     // does, above its threading threshold), and a block's bits must not depend on how many blocks its chunk has.
-    int const threads = int(space.concurrency()) < n_blocks ? int(space.concurrency()) : (n_blocks > 1 ? n_blocks : 2);
+    // Beside other processes' runnable threads, no more threads than the cores they leave (free_cores.hpp); the
+    // blocks stay the same, so no bit changes.
+    int const wanted = int(space.concurrency()) < n_blocks ? int(space.concurrency()) : (n_blocks > 1 ? n_blocks : 2);
+    int const threads = n_blocks > 1 ? std::min(wanted, free_host_threads(int(space.concurrency()))) : 1;
+    if (threads <= 1) {
+#pragma omp parallel num_threads(1)
+      {
+        omp_set_num_threads(1);  // the BLAS single-threaded, as inside a region of several; ends with the region
+        for (int b = 0; b < n_blocks; ++b) body(b);
+      }
+      return;
+    }
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int b = 0; b < n_blocks; ++b) body(b);
     return;
@@ -121,12 +133,15 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
 #if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
     std::size_t const n_blocks = (rows + block_size - 1) / block_size;
     std::size_t const concurrency = std::size_t(space.concurrency());
-    RowRangeThreadChoice& choice = row_range_thread_choice();
-    bool const alone = choice.next_runs_alone();
+    RowRangeThreadChoice& choice = row_range_thread_choice<Body>();
     // At least two threads for a lone block, as for_each_block_on_host_threads (the BLAS must run single-threaded),
     // unless alone.
-    int const threads = alone ? 1 : int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
-    std::int64_t const start = alone ? 0 : wall_nanoseconds();
+    int const all_threads = int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
+    std::int64_t const start = wall_nanoseconds();
+    // Beside other processes' runnable threads, no more threads than the cores they leave (core_load.hpp).
+    int const free_threads = free_host_threads(all_threads);
+    bool const alone = free_threads <= 1 || choice.next_runs_alone(rows, free_threads);
+    int const threads = alone ? 1 : free_threads;
     std::atomic<std::int64_t> work{0};
 #pragma omp parallel num_threads(threads)
     {
@@ -150,7 +165,11 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
                        std::memory_order_relaxed);
       }
     }
-    if (!alone) choice.record(wall_nanoseconds() - start, work.load(std::memory_order_relaxed));
+    if (alone) {
+      choice.record_alone(wall_nanoseconds() - start, rows);
+    } else {
+      choice.record(wall_nanoseconds() - start, work.load(std::memory_order_relaxed), threads, rows);
+    }
     return;
 #endif
   }
