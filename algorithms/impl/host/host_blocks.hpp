@@ -109,21 +109,21 @@ inline bool& inside_row_range() {
 }
 
 /// Runs body(range) over row ranges that partition [0, rows): where for_each_block_on_host_threads spreads work on
-/// `space`, one contiguous range of whole blocks of `block_size` rows per thread, all in one parallel region;
-/// otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover the whole
-/// chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of steps,
-/// each step a kernel or a block product on its rows, instead of every step being a parallel region that all threads
-/// enter and leave, which costs a sizable share of two-thread time at the J^T target shape (BM_JT_Target;
-/// docs/performance.md). Every range starts on a block, so the block
-/// products inside see the same blocks as over the whole chunk, and per-entry kernels compute each entry as before: the
-/// bits do not change. Where the last regions did not pay for their threads (row_range_threads.hpp), the region has
-/// one thread and one range of every row: the BLAS is then told to run single-threaded, as it does inside a region
-/// of several. Inside a range, Kokkos kernels of the sweep run as plain loops on the calling thread
-/// (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent launches on one instance behind a mutex,
-/// and both 3.4 and 4.x would run them on the calling thread anyway. The ranges (range_index < block_threads(space))
-/// depend only on rows, block_size and the thread count. The body must write disjoint data per range and must not
-/// throw; a buffer that steps of different shapes share must place a range's rows at an offset none of them changes
-/// (the threads are at different steps at the same time).
+/// `space`, one contiguous range of whole blocks of `block_size` rows per thread of the space, all in one parallel
+/// region; otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover
+/// the whole chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of
+/// steps, each step a kernel or a block product on its rows, instead of every step being a parallel region that all
+/// threads enter and leave, which costs a sizable share of two-thread time at the J^T target shape (BM_JT_Target;
+/// docs/performance.md). Every range starts on a block, so the block products inside see the same blocks as over the
+/// whole chunk, and per-entry kernels compute each entry as before: the bits do not change. The ranges
+/// (range_index < block_threads(space)) depend only on rows, block_size and the space's thread count; the region
+/// may run them on fewer threads, in order: on the cores other processes leave (free_cores.hpp), or on the calling
+/// thread alone where the last regions did not pay for their threads (row_range_threads.hpp), the BLAS then told to
+/// run single-threaded as it does inside a region of several. Inside a range, Kokkos kernels of the sweep run as
+/// plain loops on the calling thread (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent
+/// launches on one instance behind a mutex, and both 3.4 and 4.x would run them on the calling thread anyway. The
+/// body must write disjoint data per range and must not throw; a buffer that steps of different shapes share must
+/// place a range's rows at an offset none of them changes (the threads are at different steps at the same time).
 /// **Blocking:** yes.
 template <class ExecutionSpace, class Body>
 void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t rows, std::size_t block_size,
@@ -134,15 +134,15 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
     std::size_t const n_blocks = (rows + block_size - 1) / block_size;
     std::size_t const concurrency = std::size_t(space.concurrency());
     RowRangeThreadChoice& choice = row_range_thread_choice<Body>();
-    // At least two threads for a lone block, as for_each_block_on_host_threads (the BLAS must run single-threaded),
-    // unless alone.
+    // At least two ranges for a lone block, as for_each_block_on_host_threads (the BLAS must run single-threaded).
     int const all_threads = int(concurrency < n_blocks ? concurrency : (n_blocks > 1 ? n_blocks : 2));
     std::int64_t const start = wall_nanoseconds();
-    // Beside other processes' runnable threads, no more threads than the cores they leave (core_load.hpp).
+    // Beside other processes' runnable threads, no more threads than the cores they leave (free_cores.hpp).
     int const free_threads = free_host_threads(all_threads);
     bool const alone = free_threads <= 1 || choice.next_runs_alone(rows, free_threads);
     int const threads = alone ? 1 : free_threads;
     std::atomic<std::int64_t> work{0};
+    std::size_t const parts = std::size_t(all_threads);
 #pragma omp parallel num_threads(threads)
     {
       // In a region of one thread omp_in_parallel() is false and the BLAS would use the threads it is allowed;
@@ -150,14 +150,17 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
       if (alone) omp_set_num_threads(1);
       std::int64_t const cpu_start = alone ? 0 : thread_cpu_nanoseconds();
       std::size_t const t = std::size_t(omp_get_thread_num()), nt = std::size_t(omp_get_num_threads());
-      // Range t: blocks [ceil(n_blocks t / nt), ceil(n_blocks (t + 1) / nt)), so that it never starts before block
-      // t (threads <= n_blocks, or a lone block on thread 0): probe_pack_slot relies on it.
-      std::size_t const first = (n_blocks * t + nt - 1) / nt * block_size;
-      std::size_t const last = min_of(rows, (n_blocks * (t + 1) + nt - 1) / nt * block_size);
-      if (first < last) {
-        inside_row_range() = true;
-        body(RowRange{first, last - first, int(t)});
-        inside_row_range() = false;
+      // This thread's ranges [parts t / nt, parts (t + 1) / nt), in order. Range p: blocks [ceil(n_blocks p /
+      // parts), ceil(n_blocks (p + 1) / parts)), so that it never starts before block p (parts <= n_blocks, or a
+      // lone block in range 0): probe_pack_slot relies on it.
+      for (std::size_t p = parts * t / nt; p < parts * (t + 1) / nt; ++p) {
+        std::size_t const first = (n_blocks * p + parts - 1) / parts * block_size;
+        std::size_t const last = min_of(rows, (n_blocks * (p + 1) + parts - 1) / parts * block_size);
+        if (first < last) {
+          inside_row_range() = true;
+          body(RowRange{first, last - first, int(p)});
+          inside_row_range() = false;
+        }
       }
       if (!alone) {
         std::int64_t const cpu_end = thread_cpu_nanoseconds();
