@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <time.h>
