@@ -12,9 +12,10 @@
 /// threads (small_kernels.hpp, ordered_sum.hpp, host_blocks.hpp), so no bit of a result depends on the load. Where
 /// the count cannot be read, every core counts as free.
 
+#include "t3k/core/impl/clocks.hpp"
+
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -137,8 +138,7 @@ inline int free_host_threads(int pool_threads) {
   int const forced = free_cores_override_storage().load(std::memory_order_relaxed);
   if (forced > 0) return std::min(forced, std::max(pool_threads, 1));
   static thread_local FreeCores cores;
-  auto const now = std::chrono::steady_clock::now().time_since_epoch();
-  return cores.threads(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(), pool_threads);
+  return cores.threads(wall_nanoseconds(), pool_threads);
 }
 
 }  // namespace t3k::impl

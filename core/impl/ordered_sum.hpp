@@ -52,8 +52,8 @@ Value ordered_sum(ExecutionSpace const& space, char const* label, Index n, std::
     return total;
   } else {
     (void)work_per_index;
+    // Into a host scalar: returns when the sum is done.
     Kokkos::parallel_reduce(label, Kokkos::RangePolicy<ExecutionSpace>(space, 0, n), f, total);
-    space.fence();
     return total;
   }
 }

@@ -16,15 +16,12 @@
 /// The ranges partition the rows on block boundaries and the BLAS runs single-threaded either way, so the choice
 /// changes no bit of any result (host_blocks.hpp; SmallKernelTest's row-range tests).
 
+#include "t3k/core/impl/clocks.hpp"
+
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <time.h>
-#endif
 
 namespace t3k::impl {
 
@@ -40,24 +37,6 @@ inline std::atomic<RowRangeThreads>& row_range_threads_storage() {
 /// Sets the mode and returns the previous one. Not for concurrent use with running sweeps.
 inline RowRangeThreads set_row_range_threads(RowRangeThreads mode) {
   return row_range_threads_storage().exchange(mode, std::memory_order_relaxed);
-}
-
-/// CPU time of the calling thread in nanoseconds; -1 where the platform has no per-thread clock (then the rule
-/// keeps all threads).
-inline std::int64_t thread_cpu_nanoseconds() {
-#if defined(CLOCK_THREAD_CPUTIME_ID)
-  timespec t{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return -1;
-  return std::int64_t(t.tv_sec) * 1000000000 + std::int64_t(t.tv_nsec);
-#else
-  return -1;
-#endif
-}
-
-/// Wall clock in nanoseconds.
-inline std::int64_t wall_nanoseconds() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 /// The least overhead of a region on all threads seen in this process, in nanoseconds (-1 until one was timed).
