@@ -5,6 +5,7 @@
 #include "frame_reference.hpp"
 #include "test_devices.hpp"
 
+#include "t3k/algorithms/apply_derivatives_transpose.hpp"
 #include "t3k/algorithms/estimate_chunk_size.hpp"
 #include "t3k/algorithms/gauge_projection.hpp"
 #include "t3k/algorithms/impl/host/host_blocks.hpp"
@@ -235,8 +236,8 @@ class RowRangeThreadsScope {
   t3k::impl::RowRangeThreads previous_;
 };
 
-// Every output of the three sweeps (probe jets, J, summed and per-probe J^T) at shapes whose block products are large
-// enough for the BLAS to use threads of its own (64 x 256 x 16 and up), over three blocks of probes.
+// Every output of the sweeps (probe jets, J, summed and per-probe J^T of probes and applies) at shapes whose block
+// products are large enough for the BLAS to use threads of its own (64 x 256 x 16 and up), over three blocks of probes.
 template <class C>
 std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads mode, int free_cores) {
   using S = typename C::scalar_type;
@@ -268,11 +269,20 @@ std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads
   std::vector<std::vector<std::uint64_t>> out;
   for (auto const& jets : t3k::probe_derivatives(space, x, ww, pp, k)) out.push_back(bits_of(jets));
   for (auto const& jets : t3k::tangent_probe_derivatives(space, f, v, ww, pp, k)) out.push_back(bits_of(jets));
-  for (bool summed : {true, false}) {
-    auto const g = t3k::probe_derivatives_transpose(space, f, ww, pp, residuals, {summed, t3k::ChunkSize::automatic()});
+  // J^T of probes and of applies (the scalar kinds' sweep), automatic chunks and all rows at once: on one free core
+  // both run in passes of the free threads' share (rows_of_next_pass), the latter with a tail that is no whole block.
+  Kokkos::View<S***, Kokkos::LayoutRight, Mem> apply_residuals("r", 2, w, k + 1);
+  fill(apply_residuals);
+  auto add_variation = [&](t3k::T3Variation<S, Mem> const& g) {
     for (std::size_t i = 0; i < big_n.size(); ++i) {
       out.push_back(bits_of(g.tucker[i]));
       out.push_back(bits_of(g.tt[i]));
+    }
+  };
+  for (auto chunk : {t3k::ChunkSize::automatic(), t3k::ChunkSize::none()}) {
+    for (bool summed : {true, false}) {
+      add_variation(t3k::probe_derivatives_transpose(space, f, ww, pp, residuals, {summed, chunk}));
+      add_variation(t3k::apply_derivatives_transpose(space, f, ww, pp, apply_residuals, {summed, chunk}));
     }
   }
   return out;
@@ -295,6 +305,31 @@ void row_ranges_give_the_same_bits_on_one_thread_and_all() {
     EXPECT_EQ(all[o], automatic[o]) << "output " << o;
     EXPECT_EQ(all[o], one_core[o]) << "output " << o << ", one free core";
   }
+}
+
+// J^T's passes: a chunk where every thread is free, the free threads' share of it in whole blocks where fewer are,
+// never less than a block nor more than the rows left; one pass per chunk where the space runs blocks in order.
+template <class C>
+void passes_take_the_free_threads_share_of_a_chunk() {
+  typename C::execution_space space;
+  std::size_t const b = block_of<C>();
+  std::size_t const threads = std::size_t(space.concurrency());
+  std::size_t const chunk = 4 * threads * b, many_rows = 100 * chunk;
+  if (!t3k::impl::spreads_blocks_over_threads(space)) {
+    FreeCoresScope cores(1);
+    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), chunk);
+    return;
+  }
+  {
+    FreeCoresScope cores(many_free_cores);
+    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), chunk);
+    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, b + 3, b), b + 3) << "the last rows";
+  }
+  FreeCoresScope cores(1);
+  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), 4 * b) << "one thread's share";
+  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, 3 * b, b), 3 * b) << "at most the rows left";
+  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, b, many_rows, b), b) << "a chunk of one block";
+  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, 3 * b - 5, 3 * b - 5, b), b) << "all rows at once: whole blocks";
 }
 
 template <class C>
@@ -461,6 +496,9 @@ class RowRangeThreadsTest : public ::testing::Test {};
 TYPED_TEST_SUITE(RowRangeThreadsTest, TestConfigs);
 TYPED_TEST(RowRangeThreadsTest, RowRangesGiveTheSameBitsOnOneThreadAndAll) {
   row_ranges_give_the_same_bits_on_one_thread_and_all<TypeParam>();
+}
+TYPED_TEST(RowRangeThreadsTest, PassesTakeTheFreeThreadsShareOfAChunk) {
+  passes_take_the_free_threads_share_of_a_chunk<TypeParam>();
 }
 
 }  // namespace

@@ -180,6 +180,26 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
   body(RowRange{0, rows, 0});
 }
 
+/// Rows of the next pass of a J^T chunk loop: `remaining` rows left, chunks of `chunk_rows` (whole blocks of
+/// `block_size`, or all rows). Where other processes' runnable threads leave fewer cores than the space has threads
+/// (free_cores.hpp), the free threads' share of the chunk in whole blocks (at least one), else the chunk; at most
+/// `remaining`. A host chunk holds one cache share per thread (estimate_chunk_size.hpp), and J^T's assembly between
+/// the row ranges works on the whole pass: on fewer threads a full chunk's jets outgrow the caches of the cores that
+/// run it (`jtr` beside two busy processes: the default 9% slower than one thread at its full chunk, 5% faster at
+/// one thread's; perf/busy_machine.py). Passes start on blocks and the workspace is the chunk's, so neither the bits
+/// (J^T's chunk invariance) nor the memory model change.
+template <class ExecutionSpace>
+std::size_t rows_of_next_pass(ExecutionSpace const& space, std::size_t chunk_rows, std::size_t remaining,
+                              std::size_t block_size) {
+  std::size_t rows = chunk_rows;
+  if (spreads_blocks_over_threads(space) && rows > block_size) {
+    std::size_t const threads = std::size_t(space.concurrency());
+    std::size_t const free = std::size_t(free_host_threads(int(threads)));
+    if (free < threads) rows = max_of(block_size, rows * free / threads / block_size * block_size);
+  }
+  return min_of(rows, remaining);
+}
+
 /// Kokkos::parallel_for(label, RangePolicy<ExecutionSpace>(space, 0, n), f) for the host kernels of the sweeps, or,
 /// inside a row range of for_each_row_range_on_host_threads, the same loop in order on the calling thread.
 template <class ExecutionSpace, class Functor>
