@@ -11,7 +11,8 @@
 
 namespace t3k::impl {
 
-/// CPU time of the calling thread in nanoseconds; -1 where the platform has no per-thread clock.
+/// CPU time of the calling thread in nanoseconds; -1 where the platform has no per-thread clock (the row ranges'
+/// timing rule then keeps all threads).
 inline std::int64_t thread_cpu_nanoseconds() {
 #if defined(CLOCK_THREAD_CPUTIME_ID)
   timespec t{};

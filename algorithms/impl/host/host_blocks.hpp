@@ -185,9 +185,9 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
 /// (free_cores.hpp), the free threads' share of the chunk in whole blocks (at least one), else the chunk; at most
 /// `remaining`. A host chunk holds one cache share per thread (estimate_chunk_size.hpp), and J^T's assembly between
 /// the row ranges works on the whole pass: on fewer threads a full chunk's jets outgrow the caches of the cores that
-/// run it (`jtr` beside two busy processes: the default 9% slower than one thread at its full chunk, 5% faster at
-/// one thread's; perf/busy_machine.py). Passes start on blocks and the workspace is the chunk's, so neither the bits
-/// (J^T's chunk invariance) nor the memory model change.
+/// run it (the `jtr` of perf/busy_machine.py beside two busy processes: about 4% more CPU time than a one-thread
+/// process at the full chunk, 1-2% in these passes). Passes start on blocks and the workspace is the chunk's, so
+/// neither the bits (J^T's chunk invariance) nor the memory model change.
 template <class ExecutionSpace>
 std::size_t rows_of_next_pass(ExecutionSpace const& space, std::size_t chunk_rows, std::size_t remaining,
                               std::size_t block_size) {
