@@ -96,16 +96,23 @@ def children_cpu_seconds():
 def timed_run(commands, env):
     """(wall seconds, CPU seconds) of one run: the commands started at once, until the last one ends. The burners
     are reaped only after the runs of their level, so the children's CPU time grows by this run's alone."""
-    cpu = children_cpu_seconds()
-    start = time.perf_counter()
-    running = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-               for c in commands]
-    errors = [p.communicate()[1] for p in running]
-    elapsed = time.perf_counter() - start
-    for command, p, error in zip(commands, running, errors):
-        if p.returncode != 0:
-            sys.exit(f"busy_machine: {' '.join(command)} failed with code {p.returncode}:\n{error}")
-    return elapsed, children_cpu_seconds() - cpu
+    # stderr to a file per command: a pipe read one process after another could block a copy that fills it.
+    errors = [tempfile.TemporaryFile(mode="w+") for _ in commands]
+    try:
+        cpu = children_cpu_seconds()
+        start = time.perf_counter()
+        running = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=e) for c, e in zip(commands, errors)]
+        for p in running:
+            p.wait()
+        elapsed = time.perf_counter() - start
+        for command, p, error in zip(commands, running, errors):
+            if p.returncode != 0:
+                error.seek(0)
+                sys.exit(f"busy_machine: {' '.join(command)} failed with code {p.returncode}:\n{error.read()}")
+        return elapsed, children_cpu_seconds() - cpu
+    finally:
+        for e in errors:
+            e.close()
 
 
 def main():
@@ -146,10 +153,10 @@ def main():
         for folder in copies:
             os.makedirs(folder)
         if "fit" in workloads:
-            commands["fit"] = []
             for folder in copies:
                 shutil.copy(args.fit_config, os.path.join(folder, "fit.yaml"))
-                commands["fit"].append(launcher + [t3k, "fit", os.path.join(folder, "fit.yaml"), "--quiet"])
+            commands["fit"] = [launcher + [t3k, "fit", os.path.join(folder, "fit.yaml"), "--quiet"]
+                               for folder in copies]
         if "jtr" in workloads:
             shape = [int(x) for x in args.jtr_shape.split(",")]
             jtr_in = os.path.join(scratch, "jtr_in.h5")
