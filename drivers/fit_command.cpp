@@ -5,6 +5,7 @@
 
 #include "drivers/collective.hpp"
 #include "drivers/exit_codes.hpp"
+#include "drivers/kokkos_scope.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/error.hpp"
@@ -89,7 +90,7 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
 
   // Kokkos::initialize throws on arguments it rejects (a flag that disagrees with its KOKKOS_* environment
   // variable): a message and exit 2 rather than an uncaught exception.
-  std::optional<Kokkos::ScopeGuard> kokkos;
+  std::optional<cli::KokkosScope> kokkos;
   try {
     kokkos.emplace(kokkos_argc, kokkos_args.data());
   } catch (std::exception const& e) {

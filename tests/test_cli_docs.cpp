@@ -69,14 +69,17 @@ void missing_configuration_is_reported_without_a_line_number() {
   EXPECT_EQ(r.output.find(":0:0:"), std::string::npos) << r.output;
 }
 
-void summary_records_the_thread_count_of_the_command_line() {
+/// The summary's `kokkos: threads` and `concurrency` after `t3k fit --quiet <flags>` on a configuration that asks
+/// for two threads.
+void summary_records_threads(std::string const& flags, int threads) {
   ScratchDirectory dir;
   write_tiny_fit_config(dir.file("run.yaml"), quoted(dir.file("out")));
-  auto const r = t3k_test::run_cli("fit --quiet --kokkos-threads=1 " + quoted(dir.file("run.yaml")));
+  auto const r = t3k_test::run_cli("fit --quiet " + flags + quoted(dir.file("run.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string const summary = read_file(dir.file("out/summary.yaml"));
-  EXPECT_NE(summary.find("kokkos:\n    threads: 1\n"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("concurrency: 1\n"), std::string::npos) << summary;
+  std::string const count = std::to_string(threads);
+  EXPECT_NE(summary.find("kokkos:\n    threads: " + count + "\n"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("concurrency: " + count + "\n"), std::string::npos) << summary;
 }
 
 }  // namespace
@@ -85,6 +88,8 @@ TEST(CliDocs, CommandsPrintNoKokkosAdviceOnStdout) { commands_print_no_kokkos_ad
 TEST(CliDocs, MissingConfigurationIsReportedWithoutALineNumber) {
   missing_configuration_is_reported_without_a_line_number();
 }
-TEST(CliDocs, SummaryRecordsTheThreadCountOfTheCommandLine) { summary_records_the_thread_count_of_the_command_line(); }
+TEST(CliDocs, SummaryRecordsTheThreadCountOfTheCommandLine) { summary_records_threads("--kokkos-threads=1 ", 1); }
+// The host pool starts on the main thread's core (drivers/kokkos_scope.hpp) and keeps every thread asked for.
+TEST(CliDocs, PoolStartedOnOneCoreKeepsItsThreads) { summary_records_threads("", 2); }
 
 #endif  // T3K_TESTS_HAVE_IO
