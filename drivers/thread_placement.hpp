@@ -10,14 +10,14 @@
 /// and each start and stop region waits for that thread to get a core beside other work. Started on the main
 /// thread's core, its load sits where the main thread runs and it gets the core whenever the main thread waits.
 
+#include <strings.h>
+
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #if defined(__linux__)
 #include <dirent.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #endif
 
@@ -30,7 +30,7 @@ namespace cli {
 template <class Lookup>
 bool thread_binding_requested(Lookup const& lookup) {
   char const* const bind = lookup("OMP_PROC_BIND");
-  if (bind != nullptr && std::strcmp(bind, "false") != 0 && std::strcmp(bind, "FALSE") != 0) return true;
+  if (bind != nullptr && ::strcasecmp(bind, "false") != 0) return true;  // the runtime reads it in any case
   for (char const* name : {"OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"}) {
     if (lookup(name) != nullptr) return true;
   }

@@ -87,6 +87,7 @@ TEST(ThreadPlacement, BindingTheUserAskedForIsLeftAlone) {
   EXPECT_FALSE(requested({}));
   EXPECT_FALSE(requested({{"OMP_PROC_BIND", "false"}}));
   EXPECT_FALSE(requested({{"OMP_PROC_BIND", "FALSE"}, {"OMP_NUM_THREADS", "2"}}));
+  EXPECT_FALSE(requested({{"OMP_PROC_BIND", "False"}}));
   for (char const* bind : {"true", "close", "spread", "master", "primary", "spread,close"}) {
     EXPECT_TRUE(requested({{"OMP_PROC_BIND", bind}})) << bind;
   }
