@@ -70,13 +70,16 @@ void missing_configuration_is_reported_without_a_line_number() {
 }
 
 /// The summary's `kokkos: threads` and `concurrency` after `t3k fit --quiet <flags>` on a configuration that asks
-/// for two threads.
+/// for two threads (more than one only where the tool runs on OpenMP).
 void summary_records_threads(std::string const& flags, int threads) {
   ScratchDirectory dir;
   write_tiny_fit_config(dir.file("run.yaml"), quoted(dir.file("out")));
   auto const r = t3k_test::run_cli("fit --quiet " + flags + quoted(dir.file("run.yaml")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string const summary = read_file(dir.file("out/summary.yaml"));
+  if (threads > 1 && summary.find("execution_space: OpenMP\n") == std::string::npos) {
+    GTEST_SKIP() << "the tool's default execution space has no OpenMP pool to start";
+  }
   std::string const count = std::to_string(threads);
   EXPECT_NE(summary.find("kokkos:\n    threads: " + count + "\n"), std::string::npos) << summary;
   EXPECT_NE(summary.find("concurrency: " + count + "\n"), std::string::npos) << summary;
