@@ -8,6 +8,7 @@
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/communicator.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/kokkos_scope.hpp"
 #include "t3k/core/launch_counting.hpp"
 #include "t3k/core/memory_tracking.hpp"
 #include "t3k/core/measurement_kind.hpp"

@@ -5,11 +5,11 @@
 
 #include "drivers/collective.hpp"
 #include "drivers/exit_codes.hpp"
-#include "drivers/kokkos_scope.hpp"
 #include "t3k/io/hdf5_io.hpp"
 
 #include "t3k/core/error.hpp"
 #include "t3k/core/impl/kokkos_compat.hpp"
+#include "t3k/core/kokkos_scope.hpp"
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -90,7 +90,7 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
 
   // Kokkos::initialize throws on arguments it rejects (a flag that disagrees with its KOKKOS_* environment
   // variable): a message and exit 2 rather than an uncaught exception.
-  std::optional<cli::KokkosScope> kokkos;
+  std::optional<t3k::KokkosScope> kokkos;
   try {
     kokkos.emplace(kokkos_argc, kokkos_args.data());
   } catch (std::exception const& e) {

@@ -18,7 +18,6 @@
 #include "drivers/exit_codes.hpp"
 #include "drivers/fit_command.hpp"
 #include "drivers/flag_checks.hpp"
-#include "drivers/kokkos_scope.hpp"
 #include "drivers/measurement_commands.hpp"
 #include "drivers/probe_commands.hpp"
 #include "drivers/version.hpp"
@@ -26,6 +25,7 @@
 
 #include "t3k/algorithms/impl/host/host_blas.hpp"
 #include "t3k/core/communicator.hpp"
+#include "t3k/core/kokkos_scope.hpp"
 
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
 
   try {
     int kokkos_argc = int(kokkos_args.size());
-    cli::KokkosScope kokkos(kokkos_argc, kokkos_args.data());
+    t3k::KokkosScope kokkos(kokkos_argc, kokkos_args.data());
     if (root && (command == probe.jets || command == probe.jv || command == probe.jtr || command == predict ||
                  command == score)) {
       std::string const blas_warning = t3k::host_blas_warning();

@@ -1,9 +1,10 @@
-// Where `t3k` starts and stops its host threads (drivers/thread_placement.hpp): a thread started while the caller is
-// pinned runs on the caller's core, both get the caller's mask back on release, gather pins them to one core again,
-// threads that existed before are never touched, and a user's request for thread binding leaves everything alone.
-#ifdef T3K_TESTS_HAVE_IO
+// Where Kokkos' host threads start and stop (t3k/core/kokkos_scope.hpp, impl/thread_placement.hpp): a thread started
+// while the caller is pinned runs on the caller's core, both get the caller's mask back on release, gather pins them
+// to one core again, threads that existed before are never touched, and a user's request for thread binding leaves
+// everything alone. Linux only (affinity masks).
+#if defined(__linux__)
 
-#include "drivers/thread_placement.hpp"
+#include "t3k/core/kokkos_scope.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,7 @@
 
 namespace {
 
-using t3k::cli::ThreadPlacement;
+using t3k::impl::ThreadPlacement;
 
 cpu_set_t mask_of(int thread) {
   cpu_set_t mask;
@@ -36,7 +37,7 @@ bool only_core(cpu_set_t const& mask, int core) { return CPU_COUNT(&mask) == 1 &
 /// The masks of every thread of the process now.
 std::map<int, cpu_set_t> masks_of_all_threads() {
   std::map<int, cpu_set_t> masks;
-  for (int const id : t3k::cli::process_threads()) masks[id] = mask_of(id);
+  for (int const id : t3k::impl::process_thread_ids()) masks[id] = mask_of(id);
   return masks;
 }
 
@@ -79,7 +80,7 @@ class WaitingThread {
 
 TEST(ThreadPlacement, BindingTheUserAskedForIsLeftAlone) {
   auto requested = [](std::map<std::string, std::string> const& env) {
-    return t3k::cli::thread_binding_requested([&env](char const* name) -> char const* {
+    return t3k::impl::thread_binding_requested([&env](char const* name) -> char const* {
       auto const it = env.find(name);
       return it == env.end() ? nullptr : it->second.c_str();
     });
@@ -147,6 +148,21 @@ TEST(ThreadPlacement, DisabledPlacementMovesNothing) {
   EXPECT_TRUE(same(mask, mask_of(0)));
 }
 
+// The test program started Kokkos before: a scope then leaves it running and moves no thread.
+TEST(KokkosScope, LeavesAKokkosStartedBeforeAlone) {
+  ASSERT_TRUE(Kokkos::is_initialized());
+  auto const before = masks_of_all_threads();
+  {
+    int argc = 1;
+    char name[] = "t3k_test";
+    char* argv[] = {name, nullptr};
+    t3k::KokkosScope scope(argc, argv);
+    EXPECT_TRUE(Kokkos::is_initialized());
+  }
+  EXPECT_TRUE(Kokkos::is_initialized());
+  for (auto const& [id, old] : before) EXPECT_TRUE(same(old, mask_of(id))) << "thread " << id << " was moved";
+}
+
 }  // namespace
 
-#endif  // T3K_TESTS_HAVE_IO
+#endif  // defined(__linux__)

@@ -13,16 +13,15 @@
 /// the count cannot be read, every core counts as free.
 
 #include "t3k/core/impl/clocks.hpp"
+#include "t3k/core/impl/process_threads.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <vector>
 
 #if defined(__linux__)
-#include <dirent.h>
 #include <unistd.h>
 #endif
 
@@ -54,33 +53,12 @@ inline int online_processors() {
 #endif
 }
 
-/// This process's threads that are runnable now (running or waiting for a core), or -1 where unknown: the state
-/// field of every /proc/self/task/<tid>/stat. Costs an open and a read per thread, so only read where the
-/// machine-wide count suggests that other processes hold cores.
+/// This process's threads that are runnable now (running or waiting for a core), or -1 where unknown. Costs an
+/// open and a read per thread, so only read where the machine-wide count suggests that other processes hold cores.
 inline int own_runnable_threads() {
-#if defined(__linux__)
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return -1;
-  int runnable = 0;
-  while (dirent const* entry = ::readdir(tasks)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    char path[300];
-    std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", entry->d_name);
-    std::FILE* f = std::fopen(path, "r");
-    if (f == nullptr) continue;  // the thread ended meanwhile
-    char line[512];
-    std::size_t const n = std::fread(line, 1, sizeof line - 1, f);
-    std::fclose(f);
-    line[n] = '\0';
-    // "tid (name) S ...": the name may hold spaces and parentheses, the state follows the last ')'.
-    char const* close = std::strrchr(line, ')');
-    if (close != nullptr && close[1] == ' ' && close[2] == 'R') ++runnable;
-  }
-  ::closedir(tasks);
-  return runnable;
-#else
-  return -1;
-#endif
+  std::vector<int> const ids = process_thread_ids();
+  if (ids.empty()) return -1;
+  return int(std::count_if(ids.begin(), ids.end(), process_thread_runnable));
 }
 
 /// Threads a region may take when `runnable` threads are runnable on a machine of `processors`, `own_runnable` of

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 int main(int argc, char* argv[]) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  t3k::KokkosScope kokkos(argc, argv);  // Kokkos::ScopeGuard, with the host threads started where they cost least
   {
     using Space = Kokkos::DefaultExecutionSpace;
     Space space;

@@ -8,7 +8,7 @@
 #include <vector>
 
 int main(int argc, char* argv[]) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  t3k::KokkosScope kokkos(argc, argv);  // Kokkos::ScopeGuard, with the host threads started where they cost least
   {
     using Space = Kokkos::DefaultExecutionSpace;
     using Problem = t3k::FittingProblem<double, Space::memory_space>;

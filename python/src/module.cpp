@@ -8,6 +8,7 @@
 
 #include "t3k/core/chunk_size.hpp"
 #include "t3k/core/error.hpp"
+#include "t3k/core/kokkos_scope.hpp"
 #include "t3k/version.hpp"
 
 #ifdef T3K_PYTHON_HDF5
@@ -21,12 +22,14 @@
 namespace t3k_python {
 namespace {
 
-bool kokkos_owned = false;
+// Kokkos as the module started it (nullptr where the interpreter had started it before, or after exit's finalize).
+// Not a static object: atexit ends it, before the C++ runtime destroys statics.
+t3k::KokkosScope* kokkos_scope = nullptr;
 
 void finalize_kokkos() {
   std::lock_guard<std::recursive_mutex> lock(kernel_mutex());
-  if (kokkos_owned && Kokkos::is_initialized()) Kokkos::finalize();
-  kokkos_owned = false;
+  delete kokkos_scope;
+  kokkos_scope = nullptr;
 }
 
 }  // namespace
@@ -46,8 +49,8 @@ NB_MODULE(_t3k, m) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     int argc = int(argv.size());
-    Kokkos::initialize(argc, argv.data());
-    kokkos_owned = true;
+    // The host pool starts and stops on the importing thread's core, as in the t3k tool.
+    kokkos_scope = new t3k::KokkosScope(argc, argv.data());
   }
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&finalize_kokkos));
   // An object built from another's read-only views (TuckerTensorTrain(x.tucker_cores, x.tt_cores)) keeps the other

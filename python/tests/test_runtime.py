@@ -49,6 +49,35 @@ def test_the_interpreter_exits_cleanly_with_t3k_objects_alive():
     assert "Kokkos" not in done.stderr
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux affinity masks")
+def test_the_import_leaves_every_thread_on_the_cores_it_had():
+    # The host pool starts on the importing thread's core (t3k/core/kokkos_scope.hpp), then gets the whole mask back.
+    # The child first takes every core it may have, so that what this process's threads hold does not matter.
+    script = (
+        "import os\n"
+        "os.sched_setaffinity(0, range(os.cpu_count()))\n"
+        "mask = os.sched_getaffinity(0)\n"
+        "if len(mask) < 2:\n"
+        "    raise SystemExit(3)\n"
+        "import t3k\n"
+        "x = t3k.TuckerTensorTrain.random([30, 40, 20], [4, 4, 4], [1, 4, 4, 1], seed=1)\n"
+        "print(t3k.num_threads(), x.norm() > 0)\n"
+        "for tid in sorted(int(t) for t in os.listdir('/proc/self/task')):\n"
+        "    print(tid, os.sched_getaffinity(tid) == mask)\n"
+    )
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
+    env.pop("OMP_PLACES", None)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    if done.returncode == 3:
+        pytest.skip("this machine gives the process one core: nothing to place")
+
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split("\n")
+    assert lines[0] == "2 True"
+    assert len(lines) > 3  # the interpreter's thread and at least the pool's second
+    assert all(line.endswith(" True") for line in lines[1:] if line), done.stdout
+
+
 def test_the_stub_declares_every_public_name():
     stub = pathlib.Path(t3k.__file__).with_name("_t3k.pyi")
     tree = ast.parse(stub.read_text())

@@ -1,7 +1,7 @@
 #pragma once
 /// \file thread_placement.hpp
-/// Where the threads that a library starts run while it starts them and stops them (kokkos_scope.hpp: Kokkos'
-/// OpenMP pool). Linux CPU affinity masks; elsewhere nothing is moved.
+/// Where the threads that a library starts run while it starts them and stops them (t3k/core/kokkos_scope.hpp:
+/// Kokkos' OpenMP pool). Linux CPU affinity masks; elsewhere nothing is moved. Not API.
 ///
 /// Why: Linux counts a new thread as fully busy until its load history decays (a half-life of about 32 ms), and
 /// where processes of other sessions share the cores (autogroups, cgroups) a process's weight on each core follows
@@ -10,19 +10,18 @@
 /// and each start and stop region waits for that thread to get a core beside other work. Started on the main
 /// thread's core, its load sits where the main thread runs and it gets the core whenever the main thread waits.
 
+#include "t3k/core/impl/process_threads.hpp"
+
 #include <strings.h>
 
-#include <cstdlib>
+#include <algorithm>
 #include <vector>
 
 #if defined(__linux__)
-#include <dirent.h>
 #include <sched.h>
-#include <unistd.h>
 #endif
 
-namespace t3k {
-namespace cli {
+namespace t3k::impl {
 
 /// Whether the user asked the OpenMP runtime to place threads (OMP_PROC_BIND other than "false", OMP_PLACES,
 /// GOMP_CPU_AFFINITY, KMP_AFFINITY): then their placement is theirs alone. `lookup(name)` returns a variable's
@@ -37,20 +36,6 @@ bool thread_binding_requested(Lookup const& lookup) {
   return false;
 }
 
-/// The threads of this process (Linux thread ids), or none where they cannot be listed.
-inline std::vector<int> process_threads() {
-  std::vector<int> ids;
-#if defined(__linux__)
-  if (DIR* tasks = ::opendir("/proc/self/task")) {
-    while (dirent const* entry = ::readdir(tasks)) {
-      if (entry->d_name[0] >= '0' && entry->d_name[0] <= '9') ids.push_back(std::atoi(entry->d_name));
-    }
-    ::closedir(tasks);
-  }
-#endif
-  return ids;
-}
-
 /// Pins the calling thread to the core it runs on while threads are started (they inherit its mask), then gives
 /// it and them the calling thread's mask back; before they stop, gathers them on the calling thread's core again.
 /// Does nothing where not `enabled`, where the calling thread may run on one core only, or off Linux. A thread
@@ -63,7 +48,7 @@ class ThreadPlacement {
     if (!enabled || ::sched_getaffinity(0, sizeof mask_, &mask_) != 0 || CPU_COUNT(&mask_) < 2) return;
     int const core = ::sched_getcpu();
     if (core < 0 || core >= CPU_SETSIZE) return;
-    before_ = process_threads();
+    before_ = process_thread_ids();
     active_ = pin_to(0, core);
 #else
     (void)enabled;
@@ -75,10 +60,8 @@ class ThreadPlacement {
     if (!active_) return;
 #if defined(__linux__)
     started_.clear();
-    for (int const id : process_threads()) {
-      bool known = false;
-      for (int const old : before_) known = known || old == id;
-      if (!known) started_.push_back(id);
+    for (int const id : process_thread_ids()) {
+      if (std::find(before_.begin(), before_.end(), id) == before_.end()) started_.push_back(id);
     }
     for (int const id : started_) set_mask(id, mask_);
     set_mask(0, mask_);
@@ -125,5 +108,4 @@ class ThreadPlacement {
   std::vector<int> before_, started_;
 };
 
-}  // namespace cli
-}  // namespace t3k
+}  // namespace t3k::impl
