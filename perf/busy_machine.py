@@ -6,14 +6,16 @@ Runs two workloads of the `t3k` tool, each as a whole process, with N busy proce
 
 * fit: `t3k fit perf/busy_machine.yaml` (a planted 5-mode problem of order 1, 700 probes, newton_cg with a rank
   continuation from ranks 1: many short kernels);
-* jtr: `t3k jtr` on a generated input (summed J^T, chunk auto; shape d,N,n,r,K,W from --jtr-shape).
+* jtr: `t3k jtr` on a generated input (summed J^T, chunk auto; shape d,N,n,r,K,W from --jtr-shape);
+* python-fit (only where --workloads names it): the fit's problem and optimizer through the Python module
+  (PYTHON_FIT below), a Python process that imports t3k first (--python, --python-path).
 
 --copies K starts K copies of each workload at once (a sweep of jobs side by side; the run lasts until the last
 copy ends) and --launcher puts a command such as `mpirun -np 2` before each run (ranks x threads against cores).
 
-Each runs with the default thread count (all cores) and with one thread (OMP_NUM_THREADS=1); OMP_WAIT_POLICY and
-GOMP_SPINCOUNT are removed from the environment so that the runs measure what t3k does by itself (--env puts a
-value back). Every round runs each configuration once, the default and one thread right after each other. The
+Each runs with the default thread count (all cores) and with one thread (OMP_NUM_THREADS=1); OMP_WAIT_POLICY,
+GOMP_SPINCOUNT and OpenBLAS' OPENBLAS_THREAD_TIMEOUT and GOTO_THREAD_TIMEOUT are removed from the environment so that
+the runs measure what t3k does by itself (--env puts a value back). Every round runs each configuration once, the default and one thread right after each other. The
 report gives the median wall time of --rounds runs, the slowdown against the same configuration on the quiet
 machine and the median CPU time, then the median over rounds of the default's time divided by one thread's, and
 checks the targets: with two busy processes the default is no slower than one thread (that median at most 1) and at
@@ -38,7 +40,18 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-POLICY_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+POLICY_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+
+# The python-fit workload: busy_machine.yaml's problem, model and optimizer through the Python module.
+PYTHON_FIT = """
+import t3k
+truth = t3k.TuckerTensorTrain.random([6] * 5, [2, 3, 4, 3, 2], [1, 3, 4, 4, 3, 1], seed=3)
+problem = t3k.FittingProblem.planted(truth, 700, 1, seed=3)
+x0 = t3k.TuckerTensorTrain.random([6] * 5, [1] * 5, [1] * 6, seed=1)
+result = t3k.fit(problem, x0, "newton_cg", max_iterations=300, cg_max_iterations=100, tol_relative_residual=1e-10,
+                 max_tucker_ranks=5, max_tt_ranks=5)
+assert result.converged, result.reason
+"""
 
 
 def write_jtr_input(t3k, shape, path, seed=1):
@@ -124,6 +137,9 @@ def main():
     parser.add_argument("--fit-config", default=os.path.join(HERE, "busy_machine.yaml"),
                         help="the fit's YAML (run in a scratch folder: its output directory is thrown away)")
     parser.add_argument("--jtr-shape", default="8,64,16,32,2,1024", help="d,N,n,r,K,W of the jtr input")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter of the python-fit workload")
+    parser.add_argument("--python-path", default=None,
+                        help="where `import t3k` finds the module (default: the python folder beside --t3k's)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="set in every run (e.g. OMP_WAIT_POLICY=active to compare policies)")
     parser.add_argument("--copies", type=int, default=1, help="copies of each workload started at once")
@@ -138,6 +154,9 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # runs the finally below: no burner outlives us
     busy_levels = [int(x) for x in args.busy.split(",")]
     workloads = args.workloads.split(",")
+    unknown = set(workloads) - {"fit", "jtr", "python-fit"}
+    if unknown:
+        parser.error(f"--workloads: unknown {', '.join(sorted(unknown))} (fit, jtr, python-fit)")
     base = {k: v for k, v in os.environ.items() if k not in POLICY_VARIABLES + ("OMP_NUM_THREADS",)}
     for item in args.env:
         name, _, value = item.partition("=")
@@ -163,6 +182,11 @@ def main():
             write_jtr_input(t3k, shape, jtr_in)
             commands["jtr"] = [launcher + [t3k, "jtr", "--in", jtr_in, "--out", os.path.join(folder, "jtr_out.h5")]
                                for folder in copies]
+        if "python-fit" in workloads:
+            module = args.python_path or os.path.join(os.path.dirname(os.path.dirname(t3k)), "python")
+            for env in configs.values():
+                env["PYTHONPATH"] = os.path.abspath(module)
+            commands["python-fit"] = [launcher + [args.python, "-c", PYTHON_FIT] for _ in copies]
         for runs in commands.values():  # warm the page cache and the loader
             timed_run(runs, configs["default"])
 

@@ -4,7 +4,8 @@ transpose, and fits to them, on NumPy arrays.
 The functions and classes are those of the C++ library (docs/python.md lists them); arrays go in and come out as
 NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit. Unless
 OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, the import sets OMP_WAIT_POLICY=passive first, so that idle OpenMP threads
-sleep instead of spinning on cores other work needs (docs/performance.md, "Running beside other work").
+sleep instead of spinning on cores other work needs (docs/performance.md, "Running beside other work"); where
+NumPy is not loaded yet and OPENBLAS_THREAD_TIMEOUT is not set, it sets that to 4 for NumPy's OpenBLAS alike.
 """
 
 import difflib
@@ -12,6 +13,16 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+
+def _library_loaded(name: str) -> bool:
+    """Whether a shared library whose file name contains `name` is mapped into this process (Linux; False where
+    /proc/self/maps cannot be read)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return name in maps.read()
+    except OSError:
+        return False
 
 
 def _apply_default_wait_policy() -> str:
@@ -22,17 +33,28 @@ def _apply_default_wait_policy() -> str:
     it keeps what it read then; the environment is left alone)."""
     if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
         return "environment"
-    try:
-        with open("/proc/self/maps") as maps:
-            if "/libgomp.so" in maps.read():
-                return "already loaded"
-    except OSError:
-        pass
+    if _library_loaded("/libgomp.so"):
+        return "already loaded"
     os.environ["OMP_WAIT_POLICY"] = "passive"  # as drivers/wait_policy.hpp
     return "set"
 
 
+def _apply_default_blas_wait() -> str:
+    """The same for NumPy's OpenBLAS (the pip wheels' build, on threads of its own): its idle threads spin 2^28
+    cycles (about 0.1 s) after they start and after each threaded call before they sleep, unless
+    OPENBLAS_THREAD_TIMEOUT (the exponent, 4 to 30) says otherwise; it reads the variable when NumPy loads it. Sets
+    4 where NumPy and OpenBLAS are not loaded yet. Returns "set", "environment" (OPENBLAS_THREAD_TIMEOUT or
+    GOTO_THREAD_TIMEOUT set: kept) or "already loaded" (the environment is left alone)."""
+    if "OPENBLAS_THREAD_TIMEOUT" in os.environ or "GOTO_THREAD_TIMEOUT" in os.environ:
+        return "environment"
+    if "numpy" in sys.modules or _library_loaded("openblas"):
+        return "already loaded"
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
+    return "set"
+
+
 _wait_policy = _apply_default_wait_policy()
+_blas_wait_policy = _apply_default_blas_wait()
 
 from . import _t3k  # noqa: E402 (after the waiting policy: it loads the OpenMP runtime)
 from ._t3k import _array_address  # noqa: F401 (testing aid, not API)

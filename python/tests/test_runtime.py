@@ -105,26 +105,40 @@ def test_the_stub_is_what_stubgen_writes_for_the_module(tmp_path):
     assert out.read_text() == committed.read_text(), "regenerate python/t3k/_t3k.pyi (docs/python.md)"
 
 
+_POLICY_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT", "GOTO_THREAD_TIMEOUT")
+
+
 def _import_in_child(env_changes, before=""):
-    """Imports t3k in a fresh interpreter with OMP_WAIT_POLICY and GOMP_SPINCOUNT removed, then `env_changes`
-    set; returns what the import decided and the OMP_WAIT_POLICY the process then holds."""
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    """Imports t3k in a fresh interpreter with the waiting policies' variables removed, then `env_changes` set;
+    returns what the import decided for OpenMP and the OMP_WAIT_POLICY the process then holds, then the same for
+    NumPy's OpenBLAS and OPENBLAS_THREAD_TIMEOUT."""
+    env = {k: v for k, v in os.environ.items() if k not in _POLICY_VARIABLES}
     env.update(env_changes)
-    script = before + "import os, t3k\nprint(t3k._wait_policy, os.environ.get('OMP_WAIT_POLICY'), sep='|')\n"
+    script = before + (
+        "import os, t3k\n"
+        "print(t3k._wait_policy, os.environ.get('OMP_WAIT_POLICY'), t3k._blas_wait_policy,"
+        " os.environ.get('OPENBLAS_THREAD_TIMEOUT'), sep='|')\n"
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().split("|")
 
 
 def test_the_import_sets_the_passive_policy_when_none_is_set():
-    assert _import_in_child({}) == ["set", "passive"]
+    assert _import_in_child({}) == ["set", "passive", "set", "4"]
 
 
 def test_the_import_keeps_the_users_waiting_policy():
-    assert _import_in_child({"OMP_WAIT_POLICY": "active"}) == ["environment", "active"]
-    assert _import_in_child({"GOMP_SPINCOUNT": "123"}) == ["environment", "None"]
+    assert _import_in_child({"OMP_WAIT_POLICY": "active"})[:2] == ["environment", "active"]
+    assert _import_in_child({"GOMP_SPINCOUNT": "123"})[:2] == ["environment", "None"]
+    assert _import_in_child({"OPENBLAS_THREAD_TIMEOUT": "28"})[2:] == ["environment", "28"]
+    assert _import_in_child({"GOTO_THREAD_TIMEOUT": "20"})[2:] == ["environment", "None"]
 
 
 def test_the_import_leaves_the_environment_alone_when_libgomp_is_already_loaded():
     preload = "import ctypes, ctypes.util\nctypes.CDLL(ctypes.util.find_library('gomp') or 'libgomp.so.1')\n"
-    assert _import_in_child({}, before=preload) == ["already loaded", "None"]
+    assert _import_in_child({}, before=preload)[:2] == ["already loaded", "None"]
+
+
+def test_the_import_leaves_openblas_alone_when_numpy_is_already_loaded():
+    assert _import_in_child({}, before="import numpy\n")[2:] == ["already loaded", "None"]
