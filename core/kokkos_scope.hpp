@@ -36,6 +36,7 @@ inline bool host_pool_start_may_be_placed() {
 /// placed where host_pool_start_may_be_placed() is false.
 class KokkosScope {
  public:
+  /// Kokkos::initialize(argc, argv), where Kokkos was not initialized before.
   KokkosScope(int& argc, char* argv[])
       : owned_(!Kokkos::is_initialized()), placement_(owned_ && host_pool_start_may_be_placed()) {
     if (!owned_) return;
@@ -47,6 +48,7 @@ class KokkosScope {
     }
     placement_.release();
   }
+  /// Finalizes Kokkos where the constructor initialized it.
   ~KokkosScope() {
     if (!owned_ || !Kokkos::is_initialized()) return;
     placement_.gather();
