@@ -12,9 +12,10 @@
 
 #include "t3k/core/impl/process_threads.hpp"
 
-#include <strings.h>
-
 #include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstring>
 #include <vector>
 
 #if defined(__linux__)
@@ -23,13 +24,24 @@
 
 namespace t3k::impl {
 
+/// Whether `value` is "false" in any case, as OpenMP runtimes read OMP_PROC_BIND (strings.h's strcasecmp is not on
+/// every platform).
+inline bool is_false_in_any_case(char const* value) {
+  char const* const word = "false";
+  if (std::strlen(value) != std::strlen(word)) return false;
+  for (std::size_t i = 0; word[i] != '\0'; ++i) {
+    if (std::tolower(static_cast<unsigned char>(value[i])) != word[i]) return false;
+  }
+  return true;
+}
+
 /// Whether the user asked the OpenMP runtime to place threads (OMP_PROC_BIND other than "false", OMP_PLACES,
 /// GOMP_CPU_AFFINITY, KMP_AFFINITY): then their placement is theirs alone. `lookup(name)` returns a variable's
 /// value, or nullptr where it is unset (std::getenv).
 template <class Lookup>
 bool thread_binding_requested(Lookup const& lookup) {
   char const* const bind = lookup("OMP_PROC_BIND");
-  if (bind != nullptr && ::strcasecmp(bind, "false") != 0) return true;  // the runtime reads it in any case
+  if (bind != nullptr && !is_false_in_any_case(bind)) return true;  // the runtime reads it in any case
   for (char const* name : {"OMP_PLACES", "GOMP_CPU_AFFINITY", "KMP_AFFINITY"}) {
     if (lookup(name) != nullptr) return true;
   }
