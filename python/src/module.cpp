@@ -22,7 +22,7 @@
 namespace t3k_python {
 namespace {
 
-// Kokkos as the module started it (nullptr where the interpreter had started it before, or after exit's finalize).
+// Kokkos as the module started it (nullptr where Kokkos was initialized before the import, or after exit's finalize).
 // Not a static object: atexit ends it, before the C++ runtime destroys statics.
 t3k::KokkosScope* kokkos_scope = nullptr;
 
