@@ -92,7 +92,7 @@ TEST(CliDocs, MissingConfigurationIsReportedWithoutALineNumber) {
   missing_configuration_is_reported_without_a_line_number();
 }
 TEST(CliDocs, SummaryRecordsTheThreadCountOfTheCommandLine) { summary_records_threads("--kokkos-threads=1 ", 1); }
-// The host pool starts on the main thread's core (drivers/kokkos_scope.hpp) and keeps every thread asked for.
+// The host pool starts on the main thread's core (t3k/core/kokkos_scope.hpp) and keeps every thread asked for.
 TEST(CliDocs, PoolStartedOnOneCoreKeepsItsThreads) { summary_records_threads("", 2); }
 
 #endif  // T3K_TESTS_HAVE_IO
