@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How much of its speed `t3k` keeps when other processes share the cores.
 
-Runs two workloads of the `t3k` tool, each as a whole process, with N busy processes beside it (CPU burners,
+Runs workloads of T3K, each as a whole process, with N busy processes beside it (CPU burners,
 `while :; do :; done`, started and killed by this script and bounded in time by `timeout`):
 
 * fit: `t3k fit perf/busy_machine.yaml` (a planted 5-mode problem of order 1, 700 probes, newton_cg with a rank
@@ -14,13 +14,13 @@ Runs two workloads of the `t3k` tool, each as a whole process, with N busy proce
 copy ends) and --launcher puts a command such as `mpirun -np 2` before each run (ranks x threads against cores).
 
 Each runs with the default thread count (all cores) and with one thread (OMP_NUM_THREADS=1); OMP_WAIT_POLICY,
-GOMP_SPINCOUNT and OpenBLAS' OPENBLAS_THREAD_TIMEOUT and GOTO_THREAD_TIMEOUT are removed from the environment so that
-the runs measure what t3k does by itself (--env puts a value back). Every round runs each configuration once, the default and one thread right after each other. The
-report gives the median wall time of --rounds runs, the slowdown against the same configuration on the quiet
-machine and the median CPU time, then the median over rounds of the default's time divided by one thread's, and
-checks the targets: with two busy processes the default is no slower than one thread (that median at most 1) and at
-most 3x its quiet time, with four at most 5x (checked for one copy without a launcher). Exits 1 when a target is
-missed and --check is given.
+GOMP_SPINCOUNT and OpenBLAS' OPENBLAS_THREAD_TIMEOUT and GOTO_THREAD_TIMEOUT are removed from the environment so
+that the runs measure what t3k does by itself (--env puts a value back). Every round runs each configuration once,
+the default and one thread right after each other. The report gives the median wall time of --rounds runs, the
+slowdown against the same configuration on the quiet machine and the median CPU time, then the median over rounds of
+the default's time divided by one thread's, and checks the targets: with two busy processes the default is no slower
+than one thread (that median at most 1) and at most 3x its quiet time, with four at most 5x (checked for one copy
+without a launcher). Exits 1 when a target is missed and --check is given.
 
     python3 perf/busy_machine.py --t3k build/drivers/t3k
 
@@ -133,7 +133,7 @@ def main():
     parser.add_argument("--t3k", default=os.path.join(HERE, "..", "build", "drivers", "t3k"))
     parser.add_argument("--busy", default="0,1,2,4", help="numbers of busy processes, comma-separated")
     parser.add_argument("--rounds", type=int, default=3, help="runs of each workload and configuration")
-    parser.add_argument("--workloads", default="fit,jtr")
+    parser.add_argument("--workloads", default="fit,jtr", help="comma-separated: fit, jtr, python-fit (the module)")
     parser.add_argument("--fit-config", default=os.path.join(HERE, "busy_machine.yaml"),
                         help="the fit's YAML (run in a scratch folder: its output directory is thrown away)")
     parser.add_argument("--jtr-shape", default="8,64,16,32,2,1024", help="d,N,n,r,K,W of the jtr input")
