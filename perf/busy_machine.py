@@ -15,12 +15,17 @@ copy ends) and --launcher puts a command such as `mpirun -np 2` before each run 
 
 Each runs with the default thread count (all cores) and with one thread (OMP_NUM_THREADS=1); OMP_WAIT_POLICY,
 GOMP_SPINCOUNT and OpenBLAS' OPENBLAS_THREAD_TIMEOUT and GOTO_THREAD_TIMEOUT are removed from the environment so
-that the runs measure what t3k does by itself (--env puts a value back). Every round runs each configuration once,
-the default and one thread right after each other. The report gives the median wall time of --rounds runs, the
-slowdown against the same configuration on the quiet machine and the median CPU time, then the median over rounds of
-the default's time divided by one thread's, and checks the targets: with two busy processes the default is no slower
-than one thread (that median at most 1) and at most 3x its quiet time, with four at most 5x (checked for one copy
-without a launcher). Exits 1 when a target is missed and --check is given.
+that the runs measure what t3k does by itself (--env puts a value back). Every round runs each workload's
+configurations one after the other and then again in reverse order (default, one thread, one thread, default):
+beside busy processes a short run's time depends on where it falls in the scheduler's rhythm, and whichever
+configuration always ran first could be 10% slower or faster than the other for a whole run of the script. A round's
+time is the mean of its two runs. --control adds a second default configuration, "default again", whose ratio to the
+default shows how far two identical configurations differ in the same rounds (the measurement's own spread). The
+report gives the median wall time of --rounds rounds, the slowdown against the same configuration on the quiet
+machine and the median CPU time, then the median over rounds of the default's time divided by one thread's, and
+checks the targets: with two busy processes the default is no slower than one thread (that median at most 1) and at
+most 3x its quiet time, with four at most 5x (checked for one copy without a launcher). Exits 1 when a target is
+missed and --check is given.
 
     python3 perf/busy_machine.py --t3k build/drivers/t3k
 
@@ -145,6 +150,8 @@ def main():
     parser.add_argument("--copies", type=int, default=1, help="copies of each workload started at once")
     parser.add_argument("--launcher", default="", help='command before each run, e.g. "mpirun -np 2"')
     parser.add_argument("--max-seconds", type=int, default=900, help="bound on each burner's life")
+    parser.add_argument("--control", action="store_true",
+                        help='also run the default a second time ("default again") to show the measurement spread')
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
     if args.copies < 1:
@@ -162,6 +169,8 @@ def main():
         name, _, value = item.partition("=")
         base[name] = value
     configs = {"default": dict(base), "1 thread": dict(base, OMP_NUM_THREADS="1")}
+    if args.control:
+        configs["default again"] = dict(base)
 
     launcher = shlex.split(args.launcher)
     scratch = tempfile.mkdtemp(prefix="t3k_busy_")
@@ -193,10 +202,19 @@ def main():
         times, cpu = {}, {}  # (workload, config, busy) -> [seconds], one per round
         for n_busy in busy_levels:
             burners = Burners(n_busy, args.max_seconds)
-            for _ in range(args.rounds):
-                for config, env in configs.items():
-                    for workload, runs in commands.items():
-                        wall, cpu_seconds = timed_run(runs, env)
+            for round_index in range(args.rounds):
+                # Each configuration once and then again mirrored, the first one turning with the rounds, so that
+                # over the rounds every configuration takes every place of the order alike.
+                names = list(configs)
+                shift = round_index % len(names)
+                order = names[shift:] + names[:shift]
+                for workload, runs in commands.items():
+                    spent = {config: [0.0, 0.0] for config in names}
+                    for config in order + order[::-1]:
+                        wall, cpu_seconds = timed_run(runs, configs[config])
+                        spent[config][0] += wall / 2
+                        spent[config][1] += cpu_seconds / 2
+                    for config, (wall, cpu_seconds) in spent.items():
                         times.setdefault((workload, config, n_busy), []).append(wall)
                         cpu.setdefault((workload, config, n_busy), []).append(cpu_seconds)
             burners.kill()
@@ -216,17 +234,25 @@ def main():
         print(f"| {workload} | {config} | {n_busy} | {median[key]:.3f} | {min(values):.3f}-{max(values):.3f} | "
               f"{slowdown} | {statistics.median(cpu[key]):.3f} |")
 
-    # The default against one thread run by run: the two run one after the other in every round, so the load and
-    # the machine's state of the moment affect both; the median of their ratios is steadier than a ratio of medians.
+    # The default against one thread round by round: both run in every round, interleaved, so the load and the
+    # machine's state of the moment affect both; the median of their ratios is steadier than a ratio of medians.
+    def ratios(workload, n_busy, other):
+        a, b = (workload, "default", n_busy), (workload, other, n_busy)
+        wall = statistics.median(x / y for x, y in zip(times[a], times[b]))
+        return wall, statistics.median(x / y for x, y in zip(cpu[a], cpu[b]) if y > 0)
+
     paired = {}
-    print("\n| workload | busy | default / 1 thread, wall (median of rounds) | CPU |")
-    print("|---|---|---|---|")
+    control = " | default / default again, wall | CPU" if args.control else ""
+    print(f"\n| workload | busy | default / 1 thread, wall (median of rounds) | CPU{control} |")
+    print("|---|---|---|---|" + ("---|---|" if args.control else ""))
     for workload in commands:
         for n_busy in busy_levels:
-            a, b = (workload, "default", n_busy), (workload, "1 thread", n_busy)
-            paired[(workload, n_busy)] = statistics.median(x / y for x, y in zip(times[a], times[b]))
-            cpu_ratio = statistics.median(x / y for x, y in zip(cpu[a], cpu[b]) if y > 0)
-            print(f"| {workload} | {n_busy} | {paired[(workload, n_busy)]:.3f} | {cpu_ratio:.3f} |")
+            wall, cpu_ratio = ratios(workload, n_busy, "1 thread")
+            paired[(workload, n_busy)] = wall
+            row = f"| {workload} | {n_busy} | {wall:.3f} | {cpu_ratio:.3f} |"
+            if args.control:
+                row += " {:.3f} | {:.3f} |".format(*ratios(workload, n_busy, "default again"))
+            print(row)
 
     missed = []
     targeted = commands if args.copies == 1 and not launcher else {}  # the targets are for one job beside burners
