@@ -30,15 +30,34 @@ inline bool host_pool_start_may_be_placed() {
 #endif
 }
 
+/// What a KokkosScope does with the host pool's threads once Kokkos has started them.
+enum class IdleHostThreads {
+  /// They sleep until the next region on more than one thread (Kokkos' own behaviour).
+  kept,
+  /// The OpenMP runtime ends them (omp_pause_resource_all) and starts them again for the next region on more than
+  /// one thread; they are ended once more before Kokkos stops. Linux counts a thread that has just run as busy for
+  /// about 100 ms after it sleeps, which costs a short program a share of its core where other processes hold the
+  /// cores and its regions all run on one thread (free_cores.hpp): beside two busy processes on two cores, `t3k
+  /// jtr` took 0.915-1.051x the time of a one-thread run with the threads ended against 1.081-1.116x with them kept
+  /// (perf/busy_machine.py, four runs each). Only where the start is placed (host_pool_start_may_be_placed), and not
+  /// for programs that use Kokkos::Random, UniqueToken or ScatterView on the OpenMP space: Kokkos numbers the pool's
+  /// threads once, as it starts (its hardware thread ids), and a thread started again has no number. The `t3k` tool
+  /// and the Python module end them.
+  released,
+};
+
 /// Kokkos::initialize(argc, argv) on construction (throwing what it throws) and Kokkos::finalize on destruction,
 /// where Kokkos was not initialized before; where it was, nothing (on Kokkos 3 and 4 alike). The host pool's threads
 /// start and stop on the calling thread's core and run anywhere its affinity mask allows in between; nothing is
 /// placed where host_pool_start_may_be_placed() is false.
 class KokkosScope {
  public:
-  /// Kokkos::initialize(argc, argv), where Kokkos was not initialized before.
-  KokkosScope(int& argc, char* argv[])
-      : owned_(!Kokkos::is_initialized()), placement_(owned_ && host_pool_start_may_be_placed()) {
+  /// Kokkos::initialize(argc, argv), where Kokkos was not initialized before; `idle` says what then becomes of the
+  /// host pool's threads.
+  KokkosScope(int& argc, char* argv[], IdleHostThreads idle = IdleHostThreads::kept)
+      : owned_(!Kokkos::is_initialized()),
+        placement_(owned_ && host_pool_start_may_be_placed()),
+        release_idle_(placement_.active() && idle == IdleHostThreads::released) {
     if (!owned_) return;
     try {
       Kokkos::initialize(argc, argv);
@@ -47,10 +66,14 @@ class KokkosScope {
       throw;
     }
     placement_.release();
+    if (release_idle_) end_idle_host_threads();
   }
   /// Finalizes Kokkos where the constructor initialized it.
   ~KokkosScope() {
     if (!owned_ || !Kokkos::is_initialized()) return;
+    // Threads started again since the constructor are not among those gather() places: ended, Kokkos' stop starts
+    // them anew on the calling thread's core.
+    if (release_idle_) end_idle_host_threads();
     placement_.gather();
     Kokkos::finalize();
     placement_.restore_caller();
@@ -59,8 +82,16 @@ class KokkosScope {
   KokkosScope& operator=(KokkosScope const&) = delete;
 
  private:
+  static void end_idle_host_threads() {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP) && \
+    (_OPENMP >= 201811 || (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9))
+    omp_pause_resource_all(omp_pause_soft);  // OpenMP 5.0; GCC's runtime has it from GCC 9 but says 4.5 in _OPENMP
+#endif
+  }
+
   bool owned_;
   impl::ThreadPlacement placement_;
+  bool release_idle_;
 };
 
 }  // namespace t3k

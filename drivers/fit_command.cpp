@@ -92,7 +92,7 @@ int run_fit_command(FitCommandOptions const& options, std::vector<char*> kokkos_
   // variable): a message and exit 2 rather than an uncaught exception.
   std::optional<t3k::KokkosScope> kokkos;
   try {
-    kokkos.emplace(kokkos_argc, kokkos_args.data());
+    kokkos.emplace(kokkos_argc, kokkos_args.data(), t3k::IdleHostThreads::released);
   } catch (std::exception const& e) {
     if (root) fmt::print(stderr, "t3k fit: error: {}\n", e.what());
     return cli::exit_bad_input;

@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
 
   try {
     int kokkos_argc = int(kokkos_args.size());
-    t3k::KokkosScope kokkos(kokkos_argc, kokkos_args.data());
+    t3k::KokkosScope kokkos(kokkos_argc, kokkos_args.data(), t3k::IdleHostThreads::released);
     if (root && (command == probe.jets || command == probe.jv || command == probe.jtr || command == predict ||
                  command == score)) {
       std::string const blas_warning = t3k::host_blas_warning();

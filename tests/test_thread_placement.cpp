@@ -148,19 +148,26 @@ TEST(ThreadPlacement, DisabledPlacementMovesNothing) {
   EXPECT_TRUE(same(mask, mask_of(0)));
 }
 
-// The test program started Kokkos before: a scope then leaves it running and moves no thread.
+// The test program started Kokkos before: a scope then leaves it running, moves no thread and, asked to end the
+// idle pool threads, ends none (they are not its own).
 TEST(KokkosScope, LeavesAKokkosStartedBeforeAlone) {
   ASSERT_TRUE(Kokkos::is_initialized());
   auto const before = masks_of_all_threads();
-  {
-    int argc = 1;
-    char name[] = "t3k_test";
-    char* argv[] = {name, nullptr};
-    t3k::KokkosScope scope(argc, argv);
+  for (auto const idle : {t3k::IdleHostThreads::kept, t3k::IdleHostThreads::released}) {
+    {
+      int argc = 1;
+      char name[] = "t3k_test";
+      char* argv[] = {name, nullptr};
+      t3k::KokkosScope scope(argc, argv, idle);
+      EXPECT_TRUE(Kokkos::is_initialized());
+    }
     EXPECT_TRUE(Kokkos::is_initialized());
+    auto const after = masks_of_all_threads();
+    for (auto const& [id, old] : before) {
+      ASSERT_EQ(after.count(id), 1u) << "thread " << id << " ended";
+      EXPECT_TRUE(same(old, after.at(id))) << "thread " << id << " was moved";
+    }
   }
-  EXPECT_TRUE(Kokkos::is_initialized());
-  for (auto const& [id, old] : before) EXPECT_TRUE(same(old, mask_of(id))) << "thread " << id << " was moved";
 }
 
 }  // namespace

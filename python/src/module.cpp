@@ -49,8 +49,9 @@ NB_MODULE(_t3k, m) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     int argc = int(argv.size());
-    // The host pool starts and stops on the importing thread's core, as in the t3k tool.
-    kokkos_scope = new t3k::KokkosScope(argc, argv.data());
+    // As in the t3k tool: the host pool starts and stops on the importing thread's core, and its threads end while
+    // idle after the start (nothing in the module uses Kokkos' thread numbers).
+    kokkos_scope = new t3k::KokkosScope(argc, argv.data(), t3k::IdleHostThreads::released);
   }
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&finalize_kokkos));
   // An object built from another's read-only views (TuckerTensorTrain(x.tucker_cores, x.tt_cores)) keeps the other
