@@ -34,8 +34,9 @@ inline bool host_pool_start_may_be_placed() {
 enum class IdleHostThreads {
   /// They sleep until the next region on more than one thread (Kokkos' own behaviour).
   kept,
-  /// The OpenMP runtime ends them (omp_pause_resource_all) and starts them again for the next region on more than
-  /// one thread; they are ended once more before Kokkos stops. Linux counts a thread that has just run as busy for
+  /// The OpenMP runtime is asked to release them (omp_pause_resource_all): GCC's libgomp ends them and starts them
+  /// again for the next region on more than one thread (a runtime that only lets them sleep changes nothing); they
+  /// are released once more before Kokkos stops. Linux counts a thread that has just run as busy for
   /// about 100 ms after it sleeps, which costs a short program a share of its core where other processes hold the
   /// cores and its regions all run on one thread (free_cores.hpp): beside two busy processes on two cores, `t3k
   /// jtr` took 0.915-1.051x the time of a one-thread run with the threads ended against 1.081-1.116x with them kept

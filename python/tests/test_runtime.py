@@ -52,9 +52,10 @@ def test_the_interpreter_exits_cleanly_with_t3k_objects_alive():
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux affinity masks")
 def test_the_import_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thread():
     # The host pool starts on the importing thread's core (t3k/core/kokkos_scope.hpp), then its threads end while
-    # idle (IdleHostThreads::released) and come back, on the whole mask, for regions on two threads. The child first
-    # takes every core it may have, so that what this process's threads hold does not matter; NumPy (and its BLAS's
-    # threads, if any) is loaded before the threads are counted.
+    # idle (IdleHostThreads::released; GCC's libgomp ends them, a runtime that only lets them sleep keeps them) and
+    # come back, on the whole mask, for regions on two threads. The child first takes every core it may have, so that
+    # what this process's threads hold does not matter; NumPy (and its BLAS's threads, if any) is loaded before the
+    # threads are counted.
     script = (
         "import os, time\n"
         "os.sched_setaffinity(0, range(os.cpu_count()))\n"
@@ -69,7 +70,7 @@ def test_the_import_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thr
         "deadline = time.monotonic() + 5\n"  # an ended thread leaves the list once it has exited
         "while threads() != before and time.monotonic() < deadline:\n"
         "    time.sleep(0.01)\n"
-        "print(threads() == before)\n"
+        "print(threads() == before or 'libgomp' not in open('/proc/self/maps').read())\n"
         "x = t3k.TuckerTensorTrain.random([30, 40, 20], [4, 4, 4], [1, 4, 4, 1], seed=1)\n"
         "print(t3k.num_threads(), x.norm() > 0)\n"
         "for tid in threads():\n"
