@@ -36,7 +36,7 @@ enum class IdleHostThreads {
   kept,
   /// The OpenMP runtime is asked to release them (omp_pause_resource_all): GCC's libgomp ends them and starts them
   /// again for the next region on more than one thread (a runtime that only lets them sleep changes nothing); they
-  /// are released once more before Kokkos stops. Linux counts a thread that has just run as busy for
+  /// are released again before Kokkos stops and after. Linux counts a thread that has just run as busy for
   /// about 100 ms after it sleeps, which costs a short program a share of its core where other processes hold the
   /// cores and its regions all run on one thread (free_cores.hpp): beside two busy processes on two cores, `t3k
   /// jtr` took 0.915-1.051x the time of a one-thread run with the threads ended against 1.081-1.116x with them kept
@@ -72,11 +72,13 @@ class KokkosScope {
   /// Finalizes Kokkos where the constructor initialized it.
   ~KokkosScope() {
     if (!owned_ || !Kokkos::is_initialized()) return;
-    // Threads started again since the constructor are not among those gather() places: ended, Kokkos' stop starts
-    // them anew on the calling thread's core.
+    // Threads started again since the constructor are not among those gather() places: released, Kokkos' stop
+    // starts them anew on the calling thread's core; released after it too, so that none sleeps on while the
+    // program ends (a Python interpreter's exit runs on for a while).
     if (release_idle_) end_idle_host_threads();
     placement_.gather();
     Kokkos::finalize();
+    if (release_idle_) end_idle_host_threads();
     placement_.restore_caller();
   }
   KokkosScope(KokkosScope const&) = delete;

@@ -50,14 +50,15 @@ def test_the_interpreter_exits_cleanly_with_t3k_objects_alive():
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux affinity masks")
-def test_the_import_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thread():
+def test_the_module_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thread():
     # The host pool starts on the importing thread's core (t3k/core/kokkos_scope.hpp), then its threads end while
     # idle (IdleHostThreads::released; GCC's libgomp ends them, a runtime that only lets them sleep keeps them) and
-    # come back, on the whole mask, for regions on two threads. The child first takes every core it may have, so that
-    # what this process's threads hold does not matter; NumPy (and its BLAS's threads, if any) is loaded before the
-    # threads are counted.
+    # come back, on the whole mask, for regions on two threads; those that Kokkos' stop starts at exit end too. The
+    # child first takes every core it may have, so that what this process's threads hold does not matter; NumPy (and
+    # its BLAS's threads, if any) is loaded before the threads are counted. Exit handlers run last registered first:
+    # the child's, registered before the import, runs after the module's.
     script = (
-        "import os, time\n"
+        "import atexit, os, time\n"
         "os.sched_setaffinity(0, range(os.cpu_count()))\n"
         "mask = os.sched_getaffinity(0)\n"
         "if len(mask) < 2:\n"
@@ -65,12 +66,15 @@ def test_the_import_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thr
         "import numpy\n"
         "def threads():\n"
         "    return sorted(int(t) for t in os.listdir('/proc/self/task'))\n"
+        "def as_before():\n"
+        "    deadline = time.monotonic() + 5\n"  # an ended thread leaves the list once it has exited
+        "    while threads() != before and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
+        "    return threads() == before or 'libgomp' not in open('/proc/self/maps').read()\n"
         "before = threads()\n"
+        "atexit.register(lambda: print('at exit', as_before()))\n"
         "import t3k\n"
-        "deadline = time.monotonic() + 5\n"  # an ended thread leaves the list once it has exited
-        "while threads() != before and time.monotonic() < deadline:\n"
-        "    time.sleep(0.01)\n"
-        "print(threads() == before or 'libgomp' not in open('/proc/self/maps').read())\n"
+        "print(as_before())\n"
         "x = t3k.TuckerTensorTrain.random([30, 40, 20], [4, 4, 4], [1, 4, 4, 1], seed=1)\n"
         "print(t3k.num_threads(), x.norm() > 0)\n"
         "for tid in threads():\n"
@@ -86,8 +90,9 @@ def test_the_import_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thr
     lines = [line for line in done.stdout.split("\n") if line]
     assert lines[0] == "True", "the pool's threads stayed after the import"
     assert lines[1] == "2 True"
-    assert len(lines) > 2
-    assert all(line.endswith(" True") for line in lines[2:]), done.stdout
+    assert lines[-1] == "at exit True", "a pool thread stayed after Kokkos stopped"
+    assert len(lines) > 3
+    assert all(line.endswith(" True") for line in lines[2:-1]), done.stdout
 
 
 def test_the_stub_declares_every_public_name():
