@@ -29,6 +29,7 @@
 #include "kernel_lock.hpp"
 
 #include "t3k/core/chunk_size.hpp"
+#include "t3k/core/impl/small_kernels.hpp"
 #include "t3k/io/file_safety.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -528,21 +529,34 @@ std::vector<ProbeView<Scalar>> probe_views(std::vector<Array> const& arrays) {
   return out;
 }
 
+/// Whether `v` is NaN or infinite, or negative when `nonnegative`. v - v is 0 exactly for finite v (NaN for NaN and
+/// +-inf), and callable on every backend.
+template <class Scalar>
+KOKKOS_INLINE_FUNCTION bool is_bad_entry(Scalar v, bool nonnegative) {
+  return !(v - v == Scalar(0)) || (nonnegative && v < Scalar(0));
+}
+
 /// The flat index of the first entry of `a` (of dtype Scalar, in the module's memory) that is NaN or infinite, or
 /// negative when `nonnegative`; a.size() when there is none.
 template <class Scalar>
 std::size_t first_bad_entry(Array const& a, bool nonnegative) {
   Scalar const* data = static_cast<Scalar const*>(a.data());
   std::size_t const n = a.size();
+  // A fit's arrays are mostly a few dozen entries: a launch would open a parallel region per array, which on a
+  // machine whose cores are busy waits for a second core (perf/busy_machine.py's python-fit).
+  if constexpr (t3k::impl::may_run_inline<ExecutionSpace>()) {
+    if (t3k::impl::runs_inline<ExecutionSpace>(n)) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (is_bad_entry(data[i], nonnegative)) return i;
+      return n;
+    }
+  }
   std::size_t first = n;
   run_kernels([&] {
     Kokkos::parallel_reduce(
         "t3k::python::first_bad_entry", Kokkos::RangePolicy<ExecutionSpace>(ExecutionSpace(), 0, n),
         KOKKOS_LAMBDA(std::size_t i, std::size_t & found) {
-          Scalar const v = data[i];
-          // v - v is 0 exactly for finite v (NaN for NaN and +-inf), and callable on every backend.
-          bool const bad = !(v - v == Scalar(0)) || (nonnegative && v < Scalar(0));
-          if (bad && i < found) found = i;
+          if (is_bad_entry(data[i], nonnegative) && i < found) found = i;
         },
         Kokkos::Min<std::size_t>(first));
   });

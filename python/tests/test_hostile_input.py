@@ -106,6 +106,19 @@ def test_non_finite_problem_data_is_refused_naming_the_array_and_the_first_entry
         t3k.FittingProblem(arrays["ww"], arrays["pp"], arrays["targets"])
 
 
+@pytest.mark.parametrize("bad", [np.nan, -np.inf])
+def test_the_first_non_finite_entry_of_a_large_array_is_named(rng, bad):
+    # 40000 entries: past the size below which the module scans an array on the calling thread, so that on a machine
+    # with a free core the scan is a parallel reduction, which must still name the first entry.
+    ww, pp = random_probe_set(rng, SHAPE, 10000)
+    ww[1][9000, 2] = bad
+    ww[1][7000, 3] = bad
+    ww[1][8000, 0] = bad
+    targets = [np.zeros((10000, 2, n)) for n in SHAPE]
+    with raises(ValueError, "t3k.FittingProblem", "ww[1][7000, 3]", "finite"):
+        t3k.FittingProblem(ww, pp, targets)
+
+
 @pytest.mark.parametrize("bad", [-1.0, np.nan, np.inf])
 def test_negative_or_non_finite_weights_are_refused(setting, bad):
     _, ww, pp, targets = setting
