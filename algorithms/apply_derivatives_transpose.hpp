@@ -106,7 +106,9 @@ void scalar_transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar,
   std::size_t kr_width = 1;
   for (std::size_t i = 0; i < d; ++i) kr_width = max_of(kr_width, max_of(rl[i] * nu[i], nu[i] * rr[i + 1]));
   for (std::size_t s0 = 0, rows = 0; s0 < n_samples; s0 += rows) {
-    rows = rows_of_next_pass(space, c, n_samples - s0, block_size);
+    rows = rows_of_next_pass(space, c, n_samples - s0, [&] {
+      return transpose_layout_bytes<Scalar>(samples.kind, sh, nt, k1, packed, block_size);
+    });
     // Rows g of a workspace jet where the chunk's layout for this width puts them (g: a row range or the whole
     // chunk), so that the whole-chunk assembly reads what the ranges wrote.
     auto r3 = [&](RowRange const& g, J3 const& j, std::size_t width) {

@@ -129,27 +129,45 @@ inline FrameShapes frame_shapes_of_t3(std::string const& where, std::vector<std:
   return sh;
 }
 
+/// Bytes of a J^T workspace layout: per chunk row of each category, and at zero rows.
+struct TransposeLayoutBytes {
+  std::size_t sweep_per_row = 0;
+  std::size_t assembly_per_row = 0;
+  std::size_t at_zero_rows = 0;
+};
+
+/// The bytes of the J^T workspace of `kind` for frame shapes `sh`, `n_tangent` residual stacks and jets of length
+/// `k1` (`packs_omega`: whether the scalar kinds' sweep packs omega; unused for probes), counted without allocating.
+/// The layout is affine in the chunk rows, so it is laid out at 0 and at 1 row.
+template <class Scalar>
+TransposeLayoutBytes transpose_layout_bytes(MeasurementKind kind, FrameShapes const& sh, std::size_t n_tangent, int k1,
+                                            bool packs_omega, std::size_t block_rows) {
+  WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
+  if (kind == MeasurementKind::probes) {
+    (void)transpose_layout(at0, sh, 0, n_tangent, k1, block_rows);
+    (void)transpose_layout(at1, sh, 1, n_tangent, k1, block_rows);
+  } else {
+    (void)scalar_transpose_layout(at0, sh, 0, n_tangent, k1, packs_omega, block_rows);
+    (void)scalar_transpose_layout(at1, sh, 1, n_tangent, k1, packs_omega, block_rows);
+  }
+  std::size_t const s = sizeof(Scalar);
+  return {s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep)),
+          s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly)), s * at0.size()};
+}
+
 template <class Scalar>
 TransposeMemoryModel transpose_memory_model_elements(MeasurementKind kind, FrameShapes const& sh, std::size_t order,
                                                      std::size_t n_tangent, bool sum_over_probes,
                                                      std::size_t block_rows) {
-  // The layout is affine in the chunk rows: count it at 0 and 1 row.
-  WorkspaceArena<Scalar, Kokkos::HostSpace> at0, at1;
-  if (kind == MeasurementKind::probes) {
-    int const k1 = general_jet_length(order, sh.d());
-    (void)transpose_layout(at0, sh, 0, n_tangent, k1, block_rows);
-    (void)transpose_layout(at1, sh, 1, n_tangent, k1, block_rows);
-  } else {
-    int const k1 = scalar_jet_length(order, sh.d());
-    bool const packs_omega = kind == MeasurementKind::applies || order > 0;
-    (void)scalar_transpose_layout(at0, sh, 0, n_tangent, k1, packs_omega, block_rows);
-    (void)scalar_transpose_layout(at1, sh, 1, n_tangent, k1, packs_omega, block_rows);
-  }
+  bool const probes = kind == MeasurementKind::probes;
+  int const k1 = probes ? general_jet_length(order, sh.d()) : scalar_jet_length(order, sh.d());
+  bool const packs_omega = kind == MeasurementKind::applies || order > 0;
+  TransposeLayoutBytes const layout = transpose_layout_bytes<Scalar>(kind, sh, n_tangent, k1, packs_omega, block_rows);
   TransposeMemoryModel m;
   m.block_rows = block_rows;
   std::size_t const s = sizeof(Scalar);
-  m.sweep_bytes_per_row = s * (at1.size(WorkspaceCategory::sweep) - at0.size(WorkspaceCategory::sweep));
-  m.assembly_bytes_per_row = s * (at1.size(WorkspaceCategory::assembly) - at0.size(WorkspaceCategory::assembly));
+  m.sweep_bytes_per_row = layout.sweep_per_row;
+  m.assembly_bytes_per_row = layout.assembly_per_row;
   char const* where = "t3k::transpose_memory_model";
   using impl::checked_add;
   using impl::checked_mul;
@@ -162,7 +180,7 @@ TransposeMemoryModel transpose_memory_model_elements(MeasurementKind kind, Frame
     variation = checked_add(variation, checked_add(tucker, tt, where), where);
     sum_n = checked_add(sum_n, sh.big_n[i], where);
   }
-  m.fixed_bytes = checked_mul(s, at0.size(), where);
+  m.fixed_bytes = layout.at_zero_rows;
   std::size_t const variation_bytes = checked_mul(checked_mul(s, n_tangent, where), variation, where);
   if (sum_over_probes) {
     m.fixed_bytes = checked_add(m.fixed_bytes, variation_bytes, where);
@@ -262,15 +280,45 @@ inline std::size_t balance_chunk(TransposeMemoryModel const& m, std::size_t rows
   return rows_per_chunk(c, rows, m.block_rows);
 }
 
-/// The host cap of the automatic chunk on `ExecutionSpace` (its default instance): per thread that the space spreads
-/// block products over, the whole blocks whose workspace fits host_chunk_workspace_bytes and whose Khatri-Rao jets
-/// (the model's assembly bytes) fit host_chunk_khatri_rao_bytes (host_chunk_rows; at least one block each); at most
-/// rows.
+/// The host cap of a chunk of at most `rows` rows whose workspace takes `sweep_per_row` + `assembly_per_row` bytes per
+/// row, on `threads` threads: per thread, the whole blocks whose workspace fits host_chunk_workspace_bytes and whose
+/// Khatri-Rao jets (the assembly bytes) fit host_chunk_khatri_rao_bytes (host_chunk_rows; at least one block each).
+inline std::size_t host_chunk_cap_on(std::size_t sweep_per_row, std::size_t assembly_per_row, std::size_t rows,
+                                     std::size_t threads) {
+  return min_of(host_chunk_rows(sweep_per_row + assembly_per_row, rows, threads),
+                host_chunk_rows(assembly_per_row, rows, threads, host_chunk_khatri_rao_bytes));
+}
+
+/// The host cap of the automatic chunk on `ExecutionSpace` (its default instance): host_chunk_cap_on the threads the
+/// space spreads block products over; at most rows.
 template <class ExecutionSpace>
 std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
-  std::size_t const threads = block_threads(ExecutionSpace());
-  return min_of(host_chunk_rows(m.sweep_bytes_per_row + m.assembly_bytes_per_row, rows, threads),
-                host_chunk_rows(m.assembly_bytes_per_row, rows, threads, host_chunk_khatri_rao_bytes));
+  return host_chunk_cap_on(m.sweep_bytes_per_row, m.assembly_bytes_per_row, rows, block_threads(ExecutionSpace()));
+}
+
+/// Rows of the next pass of a J^T chunk loop: `remaining` rows left, chunks of `chunk_rows` (whole blocks, or all
+/// rows) of a workspace of `layout()`'s bytes per row (a callable, asked only where it matters). Where other
+/// processes' runnable threads leave fewer cores than the space has threads (free_cores.hpp), at most the host cap
+/// on the free threads (host_chunk_cap_on), else the chunk; at most `remaining`. A chunk at the cap holds one cache
+/// share per thread, and J^T's assembly between the row ranges works on the whole pass: on fewer threads such a
+/// chunk's jets outgrow the caches of the cores that run it (the `jtr` of perf/busy_machine.py beside two busy
+/// processes: about 3% more CPU time than a one-thread process without passes), while a chunk within the free
+/// threads' share runs whole (the fit of perf/busy_machine.py: passes of half its one chunk cost 1.5% more CPU
+/// time). Passes start on blocks and the workspace is the chunk's, so neither the bits (J^T's chunk invariance) nor
+/// the memory model change.
+template <class ExecutionSpace, class LayoutBytes>
+std::size_t rows_of_next_pass(ExecutionSpace const& space, std::size_t chunk_rows, std::size_t remaining,
+                              LayoutBytes const& layout) {
+  std::size_t rows = chunk_rows;
+  if (spreads_blocks_over_threads(space) && rows > reduction_block_size) {
+    std::size_t const threads = std::size_t(space.concurrency());
+    std::size_t const free = std::size_t(free_host_threads(int(threads)));
+    if (free < threads) {
+      TransposeLayoutBytes const bytes = layout();
+      rows = host_chunk_cap_on(bytes.sweep_per_row, bytes.assembly_per_row, rows, free);
+    }
+  }
+  return min_of(rows, remaining);
 }
 
 /// The automatic chunk on a model: the balance chunk, on host backends at most host_chunk_cap.

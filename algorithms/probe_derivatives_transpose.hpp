@@ -107,7 +107,9 @@ void transpose_sweep(ExecutionSpace const& space, OrthogonalFrame<Scalar, Memory
 
   constexpr std::size_t block_size = reduction_block_size_for<ExecutionSpace>();
   for (std::size_t s0 = 0, rows = 0; s0 < n_probes; s0 += rows) {
-    rows = rows_of_next_pass(space, c, n_probes - s0, block_size);
+    rows = rows_of_next_pass(space, c, n_probes - s0, [&] {
+      return transpose_layout_bytes<Scalar>(MeasurementKind::probes, sh, nt, k1, false, block_size);
+    });
     // Rows [g.first, g.first + g.count) of the chunk's workspace jets (g: a row range, or the whole chunk) where the
     // chunk's layout for these widths puts them, so that the whole-chunk assembly of step (3) reads what ranges wrote.
     auto r3 = [&](RowRange const& g, J3 j, std::size_t width) {

@@ -236,8 +236,12 @@ class RowRangeThreadsScope {
   t3k::impl::RowRangeThreads previous_;
 };
 
-// Every output of the sweeps (probe jets, J, summed and per-probe J^T of probes and applies) at shapes whose block
-// products are large enough for the BLAS to use threads of its own (64 x 256 x 16 and up), over three blocks of probes.
+// The shapes of sweep_outputs: block products large enough for the BLAS to use threads of its own (64 x 256 x 16 and
+// up), over three blocks of probes.
+std::vector<std::size_t> const sweep_big_n{40, 64, 48, 40}, sweep_n{16, 16, 16, 12}, sweep_r{1, 16, 24, 12, 1};
+constexpr std::size_t sweep_order = 2;
+
+// Every output of the sweeps (probe jets, J, summed and per-probe J^T of probes and applies) at the shapes above.
 template <class C>
 std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads mode, int free_cores) {
   using S = typename C::scalar_type;
@@ -246,8 +250,8 @@ std::vector<std::vector<std::uint64_t>> sweep_outputs(t3k::impl::RowRangeThreads
   RowRangeThreadsScope scope(mode);
   FreeCoresScope cores(free_cores);
   typename C::execution_space space;
-  std::vector<std::size_t> const big_n{40, 64, 48, 40}, n{16, 16, 16, 12}, r{1, 16, 24, 12, 1};
-  std::size_t const k = 2, w = 3 * block_of<C>() - 5;
+  auto const &big_n = sweep_big_n, &n = sweep_n, &r = sweep_r;
+  std::size_t const k = sweep_order, w = 3 * block_of<C>() - 5;
   auto const sh = t3k::impl::frame_shapes_of_t3("test", big_n, n, r);
   auto const f = random_frame<S, Mem>(space, FrameShapeCase{sh.big_n, sh.nu, sh.no, sh.rl, sh.rr}, 61);
   auto const x = t3k::random_t3<S>(space, big_n, n, r, 62);
@@ -298,6 +302,13 @@ void row_ranges_give_the_same_bits_on_one_thread_and_all() {
   auto const automatic = sweep_outputs<C>(t3k::impl::RowRangeThreads::automatic, many_free_cores);
   // One free core: every region of the sweeps and of the summed J^T's column slabs on the calling thread.
   auto const one_core = sweep_outputs<C>(t3k::impl::RowRangeThreads::all, 1);
+  // On one free core the probes' J^T takes its chunks in several passes (rows_of_next_pass): the one-thread cap of
+  // its workspace is below the three blocks of probes.
+  auto const sh = t3k::impl::frame_shapes_of_t3("test", sweep_big_n, sweep_n, sweep_r);
+  auto const bytes = t3k::impl::transpose_layout_bytes<typename C::scalar_type>(
+      t3k::MeasurementKind::probes, sh, 1, t3k::impl::general_jet_length(sweep_order, sh.d()), false, block_of<C>());
+  EXPECT_LT(t3k::impl::host_chunk_cap_on(bytes.sweep_per_row, bytes.assembly_per_row, 3 * block_of<C>() - 5, 1),
+            3 * block_of<C>() - 5);
   ASSERT_EQ(all.size(), alone.size());
   ASSERT_EQ(all.size(), one_core.size());
   for (std::size_t o = 0; o < all.size(); ++o) {
@@ -307,29 +318,47 @@ void row_ranges_give_the_same_bits_on_one_thread_and_all() {
   }
 }
 
-// J^T's passes: a chunk where every thread is free, the free threads' share of it in whole blocks where fewer are,
-// never less than a block nor more than the rows left; one pass per chunk where the space runs blocks in order.
+// J^T's passes: the chunk where every thread is free; where fewer are, at most the host cap of the chunk's workspace
+// on the free threads (whole blocks), the whole chunk where it is within that cap; never more than the rows left; one
+// pass per chunk where the space runs blocks in order. The workspace's bytes are asked for only where they matter.
 template <class C>
-void passes_take_the_free_threads_share_of_a_chunk() {
+void passes_take_at_most_the_free_threads_cap() {
   typename C::execution_space space;
   std::size_t const b = block_of<C>();
   std::size_t const threads = std::size_t(space.concurrency());
-  std::size_t const chunk = 4 * threads * b, many_rows = 100 * chunk;
+  // 3 KiB of sweep and 1 KiB of Khatri-Rao jets per row: one thread's cap is the Khatri-Rao budget's 1 MiB / 1 KiB
+  // = 1024 rows (the workspace budget's 8 MiB / 4 KiB would allow 2048), in whole blocks.
+  int asked = 0;
+  auto const layout = [&] {
+    ++asked;
+    return t3k::impl::TransposeLayoutBytes{3 << 10, 1 << 10, 0};
+  };
+  std::size_t const one_thread = std::max(b, std::size_t(1024) / b * b);
+  ASSERT_EQ(t3k::host_chunk_khatri_rao_bytes, std::size_t(1) << 20);
+  ASSERT_EQ(t3k::host_chunk_workspace_bytes, std::size_t(8) << 20);
+  std::size_t const chunk = 4 * one_thread, many_rows = 100 * chunk;
+  auto pass = [&](std::size_t chunk_rows, std::size_t remaining) {
+    return t3k::impl::rows_of_next_pass(space, chunk_rows, remaining, layout);
+  };
   if (!t3k::impl::spreads_blocks_over_threads(space)) {
     FreeCoresScope cores(1);
-    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), chunk);
+    EXPECT_EQ(pass(chunk, many_rows), chunk);
+    EXPECT_EQ(asked, 0);
     return;
   }
   {
     FreeCoresScope cores(many_free_cores);
-    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), chunk);
-    EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, b + 3, b), b + 3) << "the last rows";
+    EXPECT_EQ(pass(chunk, many_rows), chunk);
+    EXPECT_EQ(pass(chunk, b + 3), b + 3) << "the last rows";
+    EXPECT_EQ(asked, 0) << "every thread free: the chunk, whatever its workspace";
   }
   FreeCoresScope cores(1);
-  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, many_rows, b), 4 * b) << "one thread's share";
-  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, chunk, 3 * b, b), 3 * b) << "at most the rows left";
-  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, b, many_rows, b), b) << "a chunk of one block";
-  EXPECT_EQ(t3k::impl::rows_of_next_pass(space, 3 * b - 5, 3 * b - 5, b), b) << "all rows at once: whole blocks";
+  EXPECT_EQ(pass(chunk, many_rows), one_thread) << "one thread's cap";
+  EXPECT_EQ(pass(chunk, 3 * b), 3 * b) << "at most the rows left";
+  EXPECT_EQ(pass(3 * b, many_rows), std::min(3 * b, one_thread)) << "a chunk within the cap runs whole";
+  EXPECT_EQ(pass(b, many_rows), b) << "a chunk of one block";
+  EXPECT_EQ(pass(one_thread + 5, one_thread + 5), one_thread) << "all rows at once: whole blocks";
+  EXPECT_GT(asked, 0);
 }
 
 template <class C>
@@ -497,8 +526,8 @@ TYPED_TEST_SUITE(RowRangeThreadsTest, TestConfigs);
 TYPED_TEST(RowRangeThreadsTest, RowRangesGiveTheSameBitsOnOneThreadAndAll) {
   row_ranges_give_the_same_bits_on_one_thread_and_all<TypeParam>();
 }
-TYPED_TEST(RowRangeThreadsTest, PassesTakeTheFreeThreadsShareOfAChunk) {
-  passes_take_the_free_threads_share_of_a_chunk<TypeParam>();
+TYPED_TEST(RowRangeThreadsTest, PassesTakeAtMostTheFreeThreadsCap) {
+  passes_take_at_most_the_free_threads_cap<TypeParam>();
 }
 
 }  // namespace

@@ -109,17 +109,16 @@ inline bool& inside_row_range() {
 }
 
 /// Runs body(range) over row ranges that partition [0, rows): where for_each_block_on_host_threads spreads work on
-/// `space`, one contiguous range of whole blocks of `block_size` rows per thread of the space, all in one parallel
+/// `space`, one contiguous range of whole blocks of `block_size` rows per thread that runs, all in one parallel
 /// region; otherwise body({0, rows, 0}) once on the calling thread (device backends: the body's kernels then cover
 /// the whole chunk). For the per-probe stages of the sweeps: a thread carries its own probes through a whole run of
 /// steps, each step a kernel or a block product on its rows, instead of every step being a parallel region that all
 /// threads enter and leave, which costs a sizable share of two-thread time at the J^T target shape (BM_JT_Target;
 /// docs/performance.md). Every range starts on a block, so the block products inside see the same blocks as over the
-/// whole chunk, and per-entry kernels compute each entry as before: the bits do not change. The ranges
-/// (range_index < block_threads(space)) depend only on rows, block_size and the space's thread count; the region
-/// may run them on fewer threads, in order: on the cores other processes leave (free_cores.hpp), or on the calling
-/// thread alone where the last regions did not pay for their threads (row_range_threads.hpp), the BLAS then told to
-/// run single-threaded as it does inside a region of several. Inside a range, Kokkos kernels of the sweep run as
+/// whole chunk, and per-entry kernels compute each entry as before: the bits do not change, however many ranges.
+/// The region takes the space's threads (range_index < block_threads(space)) or fewer: the cores other processes
+/// leave (free_cores.hpp), or the calling thread alone where the last regions did not pay for their threads
+/// (row_range_threads.hpp), the BLAS then told to run single-threaded as it does inside a region of several. Inside a range, Kokkos kernels of the sweep run as
 /// plain loops on the calling thread (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent
 /// launches on one instance behind a mutex, and both 3.4 and 4.x would run them on the calling thread anyway. The
 /// body must write disjoint data per range and must not throw; a buffer that steps of different shapes share must
@@ -142,7 +141,9 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
     bool const alone = free_threads <= 1 || choice.next_runs_alone(rows, free_threads);
     int const threads = alone ? 1 : free_threads;
     std::atomic<std::int64_t> work{0};
-    std::size_t const parts = std::size_t(all_threads);
+    // One range per thread that runs: the calling thread alone takes all rows in one range, so that its block
+    // products and kernels run over the whole chunk as on a one-thread space.
+    std::size_t const parts = std::size_t(threads);
 #pragma omp parallel num_threads(threads)
     {
       // In a region of one thread omp_in_parallel() is false and the BLAS would use the threads it is allowed;
@@ -178,26 +179,6 @@ void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t
   }
   (void)block_size;  // only the OpenMP ranges need it
   body(RowRange{0, rows, 0});
-}
-
-/// Rows of the next pass of a J^T chunk loop: `remaining` rows left, chunks of `chunk_rows` (whole blocks of
-/// `block_size`, or all rows). Where other processes' runnable threads leave fewer cores than the space has threads
-/// (free_cores.hpp), the free threads' share of the chunk in whole blocks (at least one), else the chunk; at most
-/// `remaining`. A host chunk holds one cache share per thread (estimate_chunk_size.hpp), and J^T's assembly between
-/// the row ranges works on the whole pass: on fewer threads a full chunk's jets outgrow the caches of the cores that
-/// run it (the `jtr` of perf/busy_machine.py beside two busy processes: about 4% more CPU time than a one-thread
-/// process at the full chunk, 1-2% in these passes). Passes start on blocks and the workspace is the chunk's, so
-/// neither the bits (J^T's chunk invariance) nor the memory model change.
-template <class ExecutionSpace>
-std::size_t rows_of_next_pass(ExecutionSpace const& space, std::size_t chunk_rows, std::size_t remaining,
-                              std::size_t block_size) {
-  std::size_t rows = chunk_rows;
-  if (spreads_blocks_over_threads(space) && rows > block_size) {
-    std::size_t const threads = std::size_t(space.concurrency());
-    std::size_t const free = std::size_t(free_host_threads(int(threads)));
-    if (free < threads) rows = max_of(block_size, rows * free / threads / block_size * block_size);
-  }
-  return min_of(rows, remaining);
 }
 
 /// Kokkos::parallel_for(label, RangePolicy<ExecutionSpace>(space, 0, n), f) for the host kernels of the sweeps, or,
