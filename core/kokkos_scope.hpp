@@ -10,6 +10,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdlib>
+#include <functional>
 
 #if defined(KOKKOS_ENABLE_OPENMP)
 #include <omp.h>
@@ -54,8 +55,12 @@ enum class IdleHostThreads {
 class KokkosScope {
  public:
   /// Kokkos::initialize(argc, argv), where Kokkos was not initialized before; `idle` says what then becomes of the
-  /// host pool's threads.
-  KokkosScope(int& argc, char* argv[], IdleHostThreads idle = IdleHostThreads::kept)
+  /// host pool's threads. `start_alongside`, where given, runs right after Kokkos' start (not where Kokkos was
+  /// initialized before), while the calling thread is still on its core: the threads that other pools start in it
+  /// (a BLAS library's, as it loads) start on that core as the host pool's do, and get the calling thread's mask
+  /// back with them. Where it throws, Kokkos is finalized again and the exception propagates.
+  KokkosScope(int& argc, char* argv[], IdleHostThreads idle = IdleHostThreads::kept,
+              std::function<void()> const& start_alongside = {})
       : owned_(!Kokkos::is_initialized()),
         placement_(owned_ && host_pool_start_may_be_placed()),
         release_idle_(placement_.active() && idle == IdleHostThreads::released) {
@@ -64,6 +69,13 @@ class KokkosScope {
       Kokkos::initialize(argc, argv);
     } catch (...) {
       placement_.restore_caller();
+      throw;
+    }
+    try {
+      if (start_alongside) start_alongside();
+    } catch (...) {
+      placement_.release();
+      Kokkos::finalize();
       throw;
     }
     placement_.release();

@@ -50,8 +50,16 @@ NB_MODULE(_t3k, m) {
     for (auto& a : args) argv.push_back(a.data());
     int argc = int(argv.size());
     // As in the t3k tool: the host pool starts and stops on the importing thread's core, and its threads end while
-    // idle after the start (nothing in the module uses Kokkos' thread numbers).
-    kokkos_scope = new t3k::KokkosScope(argc, argv.data(), t3k::IdleHostThreads::released);
+    // idle after the start (nothing in the module uses Kokkos' thread numbers). NumPy's BLAS starts threads of its
+    // own as NumPy loads: imported alongside, they start on that core too (beside two busy processes, the python-fit
+    // of perf/busy_machine.py took 1.03-1.06x one thread's time with NumPy loaded at its first call, 1.00-1.03x
+    // loaded so). Where NumPy cannot be imported, the first call that needs it says so.
+    kokkos_scope = new t3k::KokkosScope(argc, argv.data(), t3k::IdleHostThreads::released, [] {
+      try {
+        nb::module_::import_("numpy");
+      } catch (nb::python_error const&) {
+      }
+    });
   }
   nb::module_::import_("atexit").attr("register")(nb::cpp_function(&finalize_kokkos));
   // An object built from another's read-only views (TuckerTensorTrain(x.tucker_cores, x.tt_cores)) keeps the other

@@ -49,23 +49,43 @@ def test_the_interpreter_exits_cleanly_with_t3k_objects_alive():
     assert "Kokkos" not in done.stderr
 
 
+# The start of a child that takes every core it may have (so that what this process's threads hold does not matter)
+# and leaves if that is one: nothing to place; and its end, a line per thread: whether it has that whole mask.
+TAKE_EVERY_CORE = (
+    "import os, sys\n"
+    "os.sched_setaffinity(0, range(os.cpu_count()))\n"
+    "mask = os.sched_getaffinity(0)\n"
+    "if len(mask) < 2:\n"
+    "    raise SystemExit(3)\n"
+    "def threads():\n"
+    "    return sorted(int(t) for t in os.listdir('/proc/self/task'))\n"
+)
+PRINT_THREAD_MASKS = "for tid in threads():\n    print(tid, os.sched_getaffinity(tid) == mask)\n"
+
+
+def placement_child_lines(script):
+    """The non-empty output lines of a child running TAKE_EVERY_CORE + script + PRINT_THREAD_MASKS with two OpenMP
+    threads and no binding asked for; skips where the child may run on one core only."""
+    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
+    env.pop("OMP_PLACES", None)
+    done = subprocess.run([sys.executable, "-c", TAKE_EVERY_CORE + script + PRINT_THREAD_MASKS], capture_output=True,
+                          text=True, env=env, timeout=120)
+    if done.returncode == 3:
+        pytest.skip("this machine gives the process one core: nothing to place")
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.split("\n") if line]
+
+
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux affinity masks")
 def test_the_module_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thread():
     # The host pool starts on the importing thread's core (t3k/core/kokkos_scope.hpp), then its threads end while
     # idle (IdleHostThreads::released; GCC's libgomp ends them, a runtime that only lets them sleep keeps them) and
-    # come back, on the whole mask, for regions on two threads; those that Kokkos' stop starts at exit end too. The
-    # child first takes every core it may have, so that what this process's threads hold does not matter; NumPy (and
-    # its BLAS's threads, if any) is loaded before the threads are counted. Exit handlers run last registered first:
-    # the child's, registered before the import, runs after the module's.
+    # come back, on the whole mask, for regions on two threads; those that Kokkos' stop starts at exit end too. NumPy
+    # (and its BLAS's threads, if any) is loaded before the threads are counted. Exit handlers run last registered
+    # first: the child's, registered before the import, runs after the module's.
     script = (
-        "import atexit, os, time\n"
-        "os.sched_setaffinity(0, range(os.cpu_count()))\n"
-        "mask = os.sched_getaffinity(0)\n"
-        "if len(mask) < 2:\n"
-        "    raise SystemExit(3)\n"
+        "import atexit, time\n"
         "import numpy\n"
-        "def threads():\n"
-        "    return sorted(int(t) for t in os.listdir('/proc/self/task'))\n"
         "def as_before():\n"
         "    deadline = time.monotonic() + 5\n"  # an ended thread leaves the list once it has exited
         "    while threads() != before and time.monotonic() < deadline:\n"
@@ -77,22 +97,29 @@ def test_the_module_leaves_every_thread_on_the_cores_it_had_and_no_idle_pool_thr
         "print(as_before())\n"
         "x = t3k.TuckerTensorTrain.random([30, 40, 20], [4, 4, 4], [1, 4, 4, 1], seed=1)\n"
         "print(t3k.num_threads(), x.norm() > 0)\n"
-        "for tid in threads():\n"
-        "    print(tid, os.sched_getaffinity(tid) == mask)\n"
     )
-    env = dict(os.environ, OMP_NUM_THREADS="2", OMP_PROC_BIND="false")
-    env.pop("OMP_PLACES", None)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
-    if done.returncode == 3:
-        pytest.skip("this machine gives the process one core: nothing to place")
-
-    assert done.returncode == 0, done.stderr
-    lines = [line for line in done.stdout.split("\n") if line]
+    lines = placement_child_lines(script)
     assert lines[0] == "True", "the pool's threads stayed after the import"
     assert lines[1] == "2 True"
     assert lines[-1] == "at exit True", "a pool thread stayed after Kokkos stopped"
     assert len(lines) > 3
-    assert all(line.endswith(" True") for line in lines[2:-1]), done.stdout
+    assert all(line.endswith(" True") for line in lines[2:-1]), lines
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux affinity masks")
+def test_the_import_loads_numpy_beside_the_pool_and_leaves_every_thread_on_the_cores_it_had():
+    # Where NumPy is not loaded yet, the module imports it while the host pool starts (t3k/core/kokkos_scope.hpp's
+    # start_alongside), so that its BLAS's threads start on the importing thread's core; they must get the child's
+    # whole mask back with the pool's.
+    script = (
+        "print('numpy' in sys.modules)\n"
+        "import t3k\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    lines = placement_child_lines(script)
+    assert lines[:2] == ["False", "True"], "NumPy was not imported with the module"
+    assert len(lines) > 2
+    assert all(line.endswith(" True") for line in lines[2:]), lines
 
 
 def test_the_stub_declares_every_public_name():

@@ -118,11 +118,12 @@ inline bool& inside_row_range() {
 /// whole chunk, and per-entry kernels compute each entry as before: the bits do not change, however many ranges.
 /// The region takes the space's threads (range_index < block_threads(space)) or fewer: the cores other processes
 /// leave (free_cores.hpp), or the calling thread alone where the last regions did not pay for their threads
-/// (row_range_threads.hpp), the BLAS then told to run single-threaded as it does inside a region of several. Inside a range, Kokkos kernels of the sweep run as
-/// plain loops on the calling thread (parallel_for_rows): Kokkos 4's OpenMP backend would serialize concurrent
-/// launches on one instance behind a mutex, and both 3.4 and 4.x would run them on the calling thread anyway. The
-/// body must write disjoint data per range and must not throw; a buffer that steps of different shapes share must
-/// place a range's rows at an offset none of them changes (the threads are at different steps at the same time).
+/// (row_range_threads.hpp), the BLAS then told to run single-threaded as it does inside a region of several. Inside a
+/// range, Kokkos kernels of the sweep run as plain loops on the calling thread (parallel_for_rows): Kokkos 4's OpenMP
+/// backend would serialize concurrent launches on one instance behind a mutex, and both 3.4 and 4.x would run them on
+/// the calling thread anyway. The body must write disjoint data per range and must not throw; a buffer that steps of
+/// different shapes share must place a range's rows at an offset none of them changes (the threads are at different
+/// steps at the same time).
 /// **Blocking:** yes.
 template <class ExecutionSpace, class Body>
 void for_each_row_range_on_host_threads(ExecutionSpace const& space, std::size_t rows, std::size_t block_size,
