@@ -303,9 +303,9 @@ std::size_t host_chunk_cap(TransposeMemoryModel const& m, std::size_t rows) {
 /// share per thread, and J^T's assembly between the row ranges works on the whole pass: on fewer threads such a
 /// chunk's jets outgrow the caches of the cores that run it (the `jtr` of perf/busy_machine.py beside two busy
 /// processes: about 3% more CPU time than a one-thread process without passes), while a chunk within the free
-/// threads' share runs whole (the fit of perf/busy_machine.py: passes of half its one chunk cost 1.5% more CPU
-/// time). Passes start on blocks and the workspace is the chunk's, so neither the bits (J^T's chunk invariance) nor
-/// the memory model change.
+/// threads' share runs whole (the fit of perf/busy_machine.yaml: its chunks of 128 probes, 0.6 MB of workspace, took
+/// 1.5% more CPU time in passes of 64). Passes start on blocks and the workspace is the chunk's, so neither the bits
+/// (J^T's chunk invariance) nor the memory model change.
 template <class ExecutionSpace, class LayoutBytes>
 std::size_t rows_of_next_pass(ExecutionSpace const& space, std::size_t chunk_rows, std::size_t remaining,
                               LayoutBytes const& layout) {
