@@ -5,8 +5,9 @@ The functions and classes are those of the C++ library (docs/python.md lists the
 NumPy arrays, float64 or float32. Kokkos is initialized on import and finalized at interpreter exit. Unless
 OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, the import sets OMP_WAIT_POLICY=passive first, so that idle OpenMP threads
 sleep instead of spinning on cores other work needs (docs/performance.md, "Running beside other work"); where
-NumPy is not loaded yet and OPENBLAS_THREAD_TIMEOUT is not set, it sets that to 4 for NumPy's OpenBLAS alike, and
-imports NumPy while Kokkos' threads start, so that its BLAS's threads start on the same core.
+NumPy is not loaded yet and OPENBLAS_THREAD_TIMEOUT is not set, it sets that to 4 for NumPy's OpenBLAS alike.
+Where NumPy is not loaded yet, the import loads it while Kokkos' threads start, so that the threads of NumPy's BLAS
+start on the same core.
 """
 
 import difflib
